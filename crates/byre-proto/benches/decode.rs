@@ -1,0 +1,2 @@
+//! Decode benchmark.
+fn main() {}

@@ -1,0 +1,233 @@
+//! Requests from the CLI to the host (`can_use_tool`, `hook_callback`, `mcp_message`,
+//! `elicitation`, `request_user_dialog`) and the typed answers the host gives.
+
+use serde_json::Value;
+
+use crate::hooks::{HookInput, HookOutput};
+use crate::mcp::JsonRpcMessage;
+use crate::permissions::{PermissionResult, PermissionUpdate};
+use crate::wire::{wire_enum, wire_struct};
+
+wire_enum! {
+    /// A request from the CLI to the host, tagged by `subtype`.
+    pub enum CliRequest tag "subtype" {
+        /// May this tool run? (Only with `--permission-prompt-tool stdio`.) Answer with a
+        /// [`PermissionResult`].
+        "can_use_tool" => CanUseTool(CanUseToolRequest),
+        /// Run a hook callback registered at `initialize`. Answer with a [`HookOutput`].
+        "hook_callback" => HookCallback(HookCallbackRequest),
+        /// A JSON-RPC message for an in-process MCP server. Answer with a
+        /// [`McpMessageResponse`].
+        "mcp_message" => McpMessage(McpMessageRequest),
+        /// An MCP server asks the user for input. Answer with an [`ElicitationResponse`].
+        "elicitation" => Elicitation(ElicitationRequest),
+        /// Show a dialog of a kind the host declared. Answer with a [`UserDialogResponse`].
+        "request_user_dialog" => RequestUserDialog(UserDialogRequest),
+    }
+}
+
+wire_struct! {
+    /// `can_use_tool`.
+    pub struct CanUseToolRequest {
+        /// The tool.
+        "tool_name" tool_name: req String,
+        /// Its input.
+        "input" input: req Value,
+        /// The tool call.
+        "tool_use_id" tool_use_id: opt String,
+        /// Its display name.
+        "display_name" display_name: opt String,
+        /// A description of the call.
+        "description" description: opt String,
+        /// A title for the prompt.
+        "title" title: opt String,
+        /// Rules the user could add to stop being asked.
+        "permission_suggestions" permission_suggestions: opt Vec<PermissionUpdate>,
+        /// The path that made it ask.
+        "blocked_path" blocked_path: opt String,
+        /// Why it asks (may hold ANSI colours).
+        "decision_reason" decision_reason: opt String,
+        /// The kind of reason (`rule`, `mode`, `hook`, ...).
+        "decision_reason_type" decision_reason_type: opt String,
+        /// Whether a classifier could approve it.
+        "classifier_approvable" classifier_approvable: opt bool,
+        /// Hide "always allow".
+        "suppress_always_allow_rule" suppress_always_allow_rule: opt bool,
+        /// Default the prompt to no.
+        "default_to_no" default_to_no: opt bool,
+        /// The ask rule that matched.
+        "matched_ask_rule" matched_ask_rule: opt Value,
+        /// The subagent asking.
+        "agent_id" agent_id: opt String,
+        /// The MCP server of the tool.
+        "mcp_server" mcp_server: opt Value,
+        /// Whether a person must answer.
+        "requires_user_interaction" requires_user_interaction: opt bool,
+    }
+}
+
+wire_struct! {
+    /// `hook_callback`.
+    pub struct HookCallbackRequest {
+        /// The registered callback (`hook_0`, ...).
+        "callback_id" callback_id: req String,
+        /// The hook's input.
+        "input" input: req HookInput,
+        /// The tool call (a random UUID for events without one).
+        "tool_use_id" tool_use_id: opt String,
+    }
+}
+
+wire_struct! {
+    /// `mcp_message` from the CLI.
+    pub struct McpMessageRequest {
+        /// The in-process server.
+        "server_name" server_name: req String,
+        /// The JSON-RPC message.
+        "message" message: req JsonRpcMessage,
+    }
+}
+
+wire_struct! {
+    /// The answer to `mcp_message`: the server's JSON-RPC response (for a notification, the
+    /// acknowledgement `{"jsonrpc":"2.0","result":{}}`).
+    pub struct McpMessageResponse {
+        /// The JSON-RPC response.
+        "mcp_response" mcp_response: req JsonRpcMessage,
+    }
+}
+
+impl McpMessageResponse {
+    /// Wraps a JSON-RPC response.
+    pub fn new(mcp_response: JsonRpcMessage) -> Self {
+        McpMessageResponse {
+            mcp_response,
+            extra: Default::default(),
+        }
+    }
+}
+
+wire_struct! {
+    /// `elicitation`.
+    pub struct ElicitationRequest {
+        /// The MCP server asking.
+        "mcp_server_name" mcp_server_name: req String,
+        /// What it asks.
+        "message" message: req String,
+        /// `form` or `url`.
+        "mode" mode: opt String,
+        /// The URL to open (`url` mode).
+        "url" url: opt String,
+        /// The elicitation.
+        "elicitation_id" elicitation_id: opt String,
+        /// The JSON schema of the form.
+        "requested_schema" requested_schema: opt Value,
+        /// The order of the form's properties.
+        "property_order" property_order: opt Vec<String>,
+        /// A title.
+        "title" title: opt String,
+        /// A display name.
+        "display_name" display_name: opt String,
+        /// A description.
+        "description" description: opt String,
+    }
+}
+
+wire_struct! {
+    /// The answer to `elicitation`.
+    pub struct ElicitationResponse {
+        /// `accept`, `decline` or `cancel`.
+        "action" action: req String,
+        /// The form's content, on `accept`.
+        "content" content: opt Value,
+    }
+}
+
+impl ElicitationResponse {
+    /// Declines.
+    pub fn decline() -> Self {
+        ElicitationResponse {
+            action: "decline".into(),
+            content: None,
+            extra: Default::default(),
+        }
+    }
+
+    /// Accepts with `content`.
+    pub fn accept(content: Value) -> Self {
+        ElicitationResponse {
+            action: "accept".into(),
+            content: Some(content),
+            extra: Default::default(),
+        }
+    }
+}
+
+wire_struct! {
+    /// `request_user_dialog`.
+    pub struct UserDialogRequest {
+        /// The dialog kind (one declared in `initialize.supportedDialogKinds`).
+        "dialog_kind" dialog_kind: req String,
+        /// Its payload.
+        "payload" payload: opt Value,
+        /// The tool call.
+        "tool_use_id" tool_use_id: opt String,
+    }
+}
+
+wire_struct! {
+    /// The answer to `request_user_dialog`.
+    pub struct UserDialogResponse {
+        /// `completed` or `cancelled`.
+        "behavior" behavior: req String,
+        /// The result, when completed.
+        "result" result: opt Value,
+    }
+}
+
+/// Decodes `payload` as the host's success answer to a CLI request of this `subtype`,
+/// re-encodes it and compares. Returns `None` for a subtype byre does not know, else the paths
+/// of any `Unknown` inside, or why it did not decode or round-trip.
+pub fn check_answer_payload(
+    subtype: &str,
+    payload: Option<&Value>,
+) -> Option<Result<Vec<String>, String>> {
+    use crate::decode::check_payload;
+    Some(match subtype {
+        "can_use_tool" => check_payload::<PermissionResult>(payload),
+        "hook_callback" => check_payload::<HookOutput>(payload),
+        "mcp_message" => check_payload::<McpMessageResponse>(payload),
+        "elicitation" => check_payload::<ElicitationResponse>(payload),
+        "request_user_dialog" => check_payload::<UserDialogResponse>(payload),
+        _ => return None,
+    })
+}
+
+/// The payload types a host answers CLI requests with, for documentation and dispatch.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CliRequestAnswer {
+    /// For `can_use_tool`.
+    Permission(PermissionResult),
+    /// For `hook_callback`.
+    Hook(HookOutput),
+    /// For `mcp_message`.
+    Mcp(McpMessageResponse),
+    /// For `elicitation`.
+    Elicitation(ElicitationResponse),
+    /// For `request_user_dialog`.
+    UserDialog(UserDialogResponse),
+}
+
+impl CliRequestAnswer {
+    /// The payload as it goes into a success `control_response`.
+    pub fn to_value(&self) -> Value {
+        let v = match self {
+            CliRequestAnswer::Permission(p) => serde_json::to_value(p),
+            CliRequestAnswer::Hook(h) => serde_json::to_value(h),
+            CliRequestAnswer::Mcp(m) => serde_json::to_value(m),
+            CliRequestAnswer::Elicitation(e) => serde_json::to_value(e),
+            CliRequestAnswer::UserDialog(d) => serde_json::to_value(d),
+        };
+        v.expect("wire types always serialize")
+    }
+}

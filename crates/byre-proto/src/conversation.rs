@@ -1,0 +1,338 @@
+//! The conversation messages: `assistant`, `user` and `result`.
+
+use serde_json::Value;
+
+use crate::content::{
+    ApiMessage, ContentBlock, ImageBlock, MessageContent, ModelUsageMap, TextBlock,
+};
+use crate::content::{Usage, UserApiMessage};
+use crate::values::{AssistantError, Priority, ResultSubtype, Role, StopReason, TerminalReason};
+use crate::wire::{wire_struct, Number};
+
+wire_struct! {
+    /// An `assistant` line: one content block of a model message (the CLI sends one line per
+    /// block; the lines of one message share `message.id`).
+    pub struct AssistantMessage {
+        /// The API message, holding one block.
+        "message" message: req ApiMessage,
+        /// The Agent call this belongs to, for subagents (`null` at the top level).
+        "parent_tool_use_id" parent_tool_use_id: opt String,
+        /// The session.
+        "session_id" session_id: opt String,
+        /// This line's id; `--resume-session-at` takes it.
+        "uuid" uuid: opt String,
+        /// When it was written.
+        "timestamp" timestamp: opt String,
+        /// Set on messages the CLI made up for an API error (`model: "<synthetic>"`).
+        "error" error: opt AssistantError,
+        /// Marks CLI-made API error messages.
+        "is_api_error_message" is_api_error_message: opt bool,
+        /// The API request id.
+        "request_id" request_id: opt String,
+        /// The user message that started this turn, when it carried a uuid.
+        "user_message_uuid" user_message_uuid: opt String,
+        /// Every user message merged into this turn.
+        "user_message_uuids" user_message_uuids: opt Vec<String>,
+        /// Display names of MCP tools called in this block.
+        "tool_use_meta" tool_use_meta: opt Vec<ToolUseMeta>,
+        /// How long the model thought.
+        "thinking_duration_ms" thinking_duration_ms: opt Number,
+        /// How thinking is displayed.
+        "thinking_display" thinking_display: opt String,
+        /// The subagent that wrote it.
+        "agent_id" agent_id: opt String,
+        /// The subagent's type.
+        "subagent_type" subagent_type: opt String,
+        /// The subagent's task.
+        "task_description" task_description: opt String,
+        /// Why a resumed turn resumed.
+        "resume_reason" resume_reason: opt String,
+        /// Set when resumed from incomplete thinking.
+        "resumed_from_incomplete_thinking" resumed_from_incomplete_thinking: opt bool,
+        /// Earlier lines this one replaces.
+        "supersedes" supersedes: opt Vec<String>,
+        /// Set when the message was aborted.
+        "aborted" aborted: opt bool,
+        /// `/context` output twin.
+        "context_usage" context_usage: opt Value,
+        /// `/usage` output twin.
+        "usage_report" usage_report: opt Value,
+    }
+}
+
+wire_struct! {
+    /// Display information for an MCP tool call.
+    pub struct ToolUseMeta {
+        /// The tool call id.
+        "id" id: opt String,
+        /// The tool's display name.
+        "display_name" display_name: opt String,
+        /// The server's display name.
+        "server_display_name" server_display_name: opt String,
+        /// The tool's name on its server.
+        "tool_name" tool_name: opt String,
+    }
+}
+
+wire_struct! {
+    /// A `user` line, in either direction.
+    ///
+    /// Written by the host, it is a prompt (string or blocks). Written by the CLI, it is a
+    /// tool result, a synthetic message ("[Request interrupted by user]", Stop hook feedback),
+    /// a subagent's prompt, or an echo (`isReplay`).
+    pub struct UserMessage {
+        /// The API message.
+        "message" message: req UserApiMessage,
+        /// The Agent call this belongs to (`null` at the top level).
+        "parent_tool_use_id" parent_tool_use_id: opt String,
+        /// The session (`""` from a host that does not know it yet).
+        "session_id" session_id: opt String,
+        /// The message id: from a host it turns on `command_lifecycle` and
+        /// `user_message_uuid(s)` correlation.
+        "uuid" uuid: opt String,
+        /// When it was written.
+        "timestamp" timestamp: opt String,
+        /// Made by the CLI, not the user.
+        "isSynthetic" is_synthetic: opt bool,
+        /// An echo of input (`--replay-user-messages`, or after `set_model`).
+        "isReplay" is_replay: opt bool,
+        /// The tool's structured output (its shape depends on the tool; errors are a string).
+        "tool_use_result" tool_use_result: opt Value,
+        /// Permission decisions behind each tool result.
+        "tool_result_meta" tool_result_meta: opt Vec<ToolResultMeta>,
+        /// Queue priority of a host message.
+        "priority" priority: opt Priority,
+        /// Who produced it.
+        "origin" origin: opt Origin,
+        /// `false` appends the message without starting a turn.
+        "shouldQuery" should_query: opt bool,
+        /// No `@path` expansion or slash-command dispatch.
+        "client_composed" client_composed: opt bool,
+        /// The subagent that wrote it.
+        "agent_id" agent_id: opt String,
+        /// The subagent's type.
+        "subagent_type" subagent_type: opt String,
+        /// The subagent's task.
+        "task_description" task_description: opt String,
+        /// Files attached to an echoed message.
+        "file_attachments" file_attachments: opt Value,
+    }
+}
+
+impl UserMessage {
+    /// A prompt as the host sends it: text content, `parent_tool_use_id: null`, `session_id: ""`.
+    pub fn prompt(text: impl Into<String>) -> Self {
+        Self::with_content(MessageContent::Text(text.into()))
+    }
+
+    /// A prompt with images (base64 `(media_type, data)` pairs) followed by text, the order
+    /// the CLI expects.
+    pub fn with_images(
+        images: impl IntoIterator<Item = (String, String)>,
+        text: impl Into<String>,
+    ) -> Self {
+        let mut blocks: Vec<ContentBlock> = images
+            .into_iter()
+            .map(|(media_type, data)| ContentBlock::Image(ImageBlock::base64(media_type, data)))
+            .collect();
+        blocks.push(ContentBlock::Text(TextBlock::new(text)));
+        Self::with_content(MessageContent::Blocks(blocks))
+    }
+
+    /// A prompt with the given content, shaped as the host sends it.
+    pub fn with_content(content: MessageContent) -> Self {
+        let mut extra = crate::Extra::new();
+        extra.insert("parent_tool_use_id".into(), Value::Null);
+        UserMessage {
+            message: UserApiMessage {
+                role: Role::USER,
+                content,
+                extra: Default::default(),
+            },
+            parent_tool_use_id: None,
+            session_id: Some(String::new()),
+            uuid: None,
+            timestamp: None,
+            is_synthetic: None,
+            is_replay: None,
+            tool_use_result: None,
+            tool_result_meta: None,
+            priority: None,
+            origin: None,
+            should_query: None,
+            client_composed: None,
+            agent_id: None,
+            subagent_type: None,
+            task_description: None,
+            file_attachments: None,
+            extra,
+        }
+    }
+
+    /// Sets the message uuid.
+    pub fn uuid(mut self, uuid: impl Into<String>) -> Self {
+        self.uuid = Some(uuid.into());
+        self
+    }
+}
+
+wire_struct! {
+    /// The permission decision behind one tool result.
+    pub struct ToolResultMeta {
+        /// The tool call id.
+        "id" id: opt String,
+        /// How the call was allowed or rejected.
+        "permission_decision" permission_decision: opt PermissionDecision,
+        /// Why the tool did not run (`user-rejected`, ...).
+        "non_execution_kind" non_execution_kind: opt String,
+    }
+}
+
+wire_struct! {
+    /// How a tool call was allowed or rejected.
+    pub struct PermissionDecision {
+        /// `accept` or `reject`.
+        "decision" decision: opt String,
+        /// Who decided (`config`, `hook`, `user_temporary`, `user_reject`, ...).
+        "source" source: opt String,
+        /// The kind of reason (`mode`, `rule`, ...).
+        "reason_type" reason_type: opt String,
+    }
+}
+
+wire_struct! {
+    /// Who produced a message or started a turn (`origin`).
+    pub struct Origin {
+        /// `human`, `task-notification`, `channel`, `peer`, `coordinator`, ...
+        "kind" kind: req String,
+        /// What produced it (`session-task`).
+        "producer" producer: opt String,
+        /// The task run that finished.
+        "runId" run_id: opt String,
+        /// A finer kind.
+        "subkind" subkind: opt String,
+    }
+}
+
+wire_struct! {
+    /// A `result` line: the end of a turn.
+    ///
+    /// On a normal turn `type` is about the 19th key; on a start-up failure it is first.
+    pub struct ResultMessage {
+        /// `success` or an `error_*` subtype.
+        "subtype" subtype: req ResultSubtype,
+        /// Whether the turn ended in error (an API error can give `success` with `true`).
+        "is_error" is_error: opt bool,
+        /// Wall time of the turn.
+        "duration_ms" duration_ms: opt Number,
+        /// Time spent in API calls.
+        "duration_api_ms" duration_api_ms: opt Number,
+        /// Model turns in this turn (a Stop-hook block adds one).
+        "num_turns" num_turns: opt u64,
+        /// The final text.
+        "result" result: opt String,
+        /// Why the last model call stopped.
+        "stop_reason" stop_reason: opt StopReason,
+        /// The session.
+        "session_id" session_id: opt String,
+        /// Cost so far, cumulative for the session (carries across resume and fork).
+        "total_cost_usd" total_cost_usd: opt Number,
+        /// Usage of this turn only.
+        "usage" usage: opt Usage,
+        /// Usage per model, cumulative for the session.
+        "modelUsage" model_usage: opt ModelUsageMap,
+        /// Usage per model for this turn.
+        "model_usage_since_last_result" model_usage_since_last_result: opt ModelUsageMap,
+        /// Tool calls that were denied.
+        "permission_denials" permission_denials: opt Vec<PermissionDenial>,
+        /// Why the run ended.
+        "terminal_reason" terminal_reason: opt TerminalReason,
+        /// Error lines (error subtypes).
+        "errors" errors: opt Vec<String>,
+        /// The HTTP status of an API error.
+        "api_error_status" api_error_status: opt Number,
+        /// Set on turns the CLI started by itself (`kind: "task-notification"`).
+        "origin" origin: opt Origin,
+        /// This line's id.
+        "uuid" uuid: opt String,
+        /// Results so far in this process, from 0.
+        "result_index" result_index: opt u64,
+        /// Queued turns.
+        "queued_turn_count" queued_turn_count: opt u64,
+        /// The user message that started this turn.
+        "user_message_uuid" user_message_uuid: opt String,
+        /// Every user message merged into this turn.
+        "user_message_uuids" user_message_uuids: opt Vec<String>,
+        /// Structured output (`--json-schema`).
+        "structured_output" structured_output: opt Value,
+        /// A tool call deferred by a hook.
+        "deferred_tool_use" deferred_tool_use: opt Value,
+        /// Fast mode state.
+        "fast_mode_state" fast_mode_state: opt String,
+        /// Why fast mode is off.
+        "fast_mode_disabled_reason" fast_mode_disabled_reason: opt String,
+        /// Subagent counters.
+        "subagent_stats" subagent_stats: opt Value,
+        /// Safety stops.
+        "safety_stops" safety_stops: opt Number,
+        /// Time to first token.
+        "ttft_ms" ttft_ms: opt Number,
+        /// Time to first streamed token.
+        "ttft_stream_ms" ttft_stream_ms: opt Number,
+        /// Time until the request was sent.
+        "time_to_request_ms" time_to_request_ms: opt Number,
+        /// Time to the first content frame.
+        "first_content_frame_ms" first_content_frame_ms: opt Number,
+        /// Wall-clock time the first request was sent.
+        "request_sent_wall_ms" request_sent_wall_ms: opt Number,
+        /// Input tokens of the first request.
+        "first_request_input_tokens" first_request_input_tokens: opt u64,
+        /// Cache reads of the first request.
+        "first_request_cache_read_input_tokens" first_request_cache_read_input_tokens: opt u64,
+        /// Why start-up failed.
+        "startup_failure_reason" startup_failure_reason: opt String,
+        /// The invalid config file behind a start-up failure.
+        "invalid_config_file" invalid_config_file: opt Value,
+        /// When the credential expires.
+        "credential_expires_at" credential_expires_at: opt Number,
+        /// A local slash command's result.
+        "local_command" local_command: opt Value,
+        /// Why a resumed turn resumed.
+        "resume_reason" resume_reason: opt String,
+    }
+}
+
+impl ResultMessage {
+    /// The text that best explains an error result: the `errors` joined by `; `, else the
+    /// result text, else the subtype, else the API status.
+    pub fn error_text(&self) -> Option<String> {
+        if !self.is_error.unwrap_or(false) && self.subtype == ResultSubtype::SUCCESS {
+            return None;
+        }
+        if let Some(errors) = self.errors.as_ref().filter(|e| !e.is_empty()) {
+            return Some(errors.join("; "));
+        }
+        if let Some(text) = self.result.as_ref().filter(|t| !t.is_empty()) {
+            return Some(text.clone());
+        }
+        if self.subtype != ResultSubtype::SUCCESS {
+            return Some(self.subtype.to_string());
+        }
+        Some(match &self.api_error_status {
+            Some(status) => format!("API error (HTTP {status})"),
+            None => "API error".to_owned(),
+        })
+    }
+}
+
+wire_struct! {
+    /// A denied tool call, listed in a result.
+    pub struct PermissionDenial {
+        /// The tool.
+        "tool_name" tool_name: req String,
+        /// The call id.
+        "tool_use_id" tool_use_id: opt String,
+        /// The input it was called with.
+        "tool_input" tool_input: opt Value,
+    }
+}

@@ -1,0 +1,256 @@
+//! Decoding one line into a message, and the typed errors for lines that are not messages.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::message::{CliMessage, HostMessage};
+use crate::wire::Unknown;
+
+/// Which way a line travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Host → CLI, written on the CLI's stdin (`"send"` in transcripts).
+    Send,
+    /// CLI → host, read from the CLI's stdout (`"recv"` in transcripts).
+    Recv,
+}
+
+impl Direction {
+    /// The transcript name: `send` or `recv`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Send => "send",
+            Direction::Recv => "recv",
+        }
+    }
+}
+
+/// Why a line is not a message at all. Every other line decodes, to a typed variant or to
+/// `Unknown`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecodeErrorKind {
+    /// The line is not valid JSON (or not UTF-8).
+    #[error("not JSON: {0}")]
+    NotJson(String),
+    /// The line is JSON but not an object.
+    #[error("not a JSON object")]
+    NotObject,
+    /// The object has no string `type`.
+    #[error("no string \"type\" key")]
+    NoType,
+}
+
+/// A line that is not a message, with its length and first bytes kept for the report.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("bad line ({len} bytes, starts {head:?}): {kind}")]
+pub struct DecodeError {
+    /// What is wrong.
+    pub kind: DecodeErrorKind,
+    /// The line's length in bytes.
+    pub len: usize,
+    /// Its first bytes (at most [`DecodeError::HEAD_LEN`]), lossily as UTF-8.
+    pub head: String,
+}
+
+impl DecodeError {
+    /// How many bytes of the line [`DecodeError::head`] keeps.
+    pub const HEAD_LEN: usize = 80;
+
+    fn new(kind: DecodeErrorKind, line: &[u8]) -> Self {
+        let cut = line.len().min(Self::HEAD_LEN);
+        DecodeError {
+            kind,
+            len: line.len(),
+            head: String::from_utf8_lossy(&line[..cut]).into_owned(),
+        }
+    }
+}
+
+/// A decoded line of either direction.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AnyMessage {
+    /// Written by the host.
+    Send(HostMessage),
+    /// Written by the CLI.
+    Recv(CliMessage),
+}
+
+impl AnyMessage {
+    /// Decodes `line` as `direction` says.
+    pub fn from_slice(direction: Direction, line: &[u8]) -> Result<Self, DecodeError> {
+        Ok(match direction {
+            Direction::Send => AnyMessage::Send(HostMessage::from_slice(line)?),
+            Direction::Recv => AnyMessage::Recv(CliMessage::from_slice(line)?),
+        })
+    }
+
+    /// Encodes the message as a JSON value.
+    pub fn to_value(&self) -> Value {
+        match self {
+            AnyMessage::Send(m) => m.to_value(),
+            AnyMessage::Recv(m) => m.to_value(),
+        }
+    }
+}
+
+impl crate::wire::FindUnknown for AnyMessage {
+    fn find_unknown(&self, path: &mut String, out: &mut Vec<String>) {
+        match self {
+            AnyMessage::Send(m) => m.find_unknown(path, out),
+            AnyMessage::Recv(m) => m.find_unknown(path, out),
+        }
+    }
+}
+
+macro_rules! top_level {
+    ($name:ident) => {
+        impl $name {
+            /// Decodes one line (without its newline; surrounding whitespace is allowed).
+            ///
+            /// Never panics. A line that is not a JSON object with a string `type` is a
+            /// [`DecodeError`]; any other line decodes, to `Unknown` when its type is unknown or
+            /// its fields do not fit the model (the reason is in [`Unknown::mismatch`]).
+            pub fn from_slice(line: &[u8]) -> Result<Self, DecodeError> {
+                match serde_json::from_slice::<$name>(line) {
+                    Ok($name::Unknown(u)) if !matches!(u.get("type"), Some(Value::String(_))) => {
+                        Err(DecodeError::new(DecodeErrorKind::NoType, line))
+                    }
+                    Ok(message) => Ok(message),
+                    Err(typed) => fallback(line, typed).map($name::Unknown),
+                }
+            }
+
+            /// Decodes one line given as text.
+            pub fn from_str(line: &str) -> Result<Self, DecodeError> {
+                Self::from_slice(line.as_bytes())
+            }
+
+            /// Decodes an already-parsed JSON value.
+            pub fn from_value(value: &Value) -> Result<Self, DecodeError> {
+                let bytes = serde_json::to_vec(value).expect("a Value always serializes");
+                Self::from_slice(&bytes)
+            }
+
+            /// Encodes the message as one line of JSON, without the newline.
+            pub fn to_vec(&self) -> Vec<u8> {
+                serde_json::to_vec(self).expect("wire types always serialize")
+            }
+
+            /// Encodes the message as a JSON value.
+            pub fn to_value(&self) -> Value {
+                serde_json::to_value(self).expect("wire types always serialize")
+            }
+
+            /// The `type` of the line as received (also for unknown types).
+            pub fn kind(&self) -> &str {
+                self.tag().unwrap_or("")
+            }
+        }
+    };
+}
+top_level!(CliMessage);
+top_level!(HostMessage);
+
+/// The typed decode failed: decide between a bad line and a known type that did not fit.
+fn fallback(line: &[u8], typed: serde_json::Error) -> Result<Unknown, DecodeError> {
+    let value: Value = serde_json::from_slice(line)
+        .map_err(|e| DecodeError::new(DecodeErrorKind::NotJson(e.to_string()), line))?;
+    let Value::Object(fields) = value else {
+        return Err(DecodeError::new(DecodeErrorKind::NotObject, line));
+    };
+    if !matches!(fields.get("type"), Some(Value::String(_))) {
+        return Err(DecodeError::new(DecodeErrorKind::NoType, line));
+    }
+    Ok(Unknown {
+        fields,
+        mismatch: Some(typed.to_string()),
+    })
+}
+
+/// Decodes a control success payload; a missing payload decodes as `{}`.
+pub(crate) fn typed_payload<T: DeserializeOwned>(
+    payload: Option<&Value>,
+) -> Result<T, serde_json::Error> {
+    match payload {
+        Some(v) => T::deserialize(v),
+        None => T::deserialize(Value::Object(Default::default())),
+    }
+}
+
+/// Whether encoding `message` gives back `original` (as values: key order does not matter).
+pub fn round_trips<T: Serialize>(message: &T, original: &Value) -> bool {
+    serde_json::to_value(message)
+        .map(|v| &v == original)
+        .unwrap_or(false)
+}
+
+/// Decodes a control payload as `T`, re-encodes it and compares (a missing payload as `{}`).
+pub(crate) fn check_payload<T>(payload: Option<&Value>) -> Result<Vec<String>, String>
+where
+    T: DeserializeOwned + Serialize + crate::wire::FindUnknown,
+{
+    let empty = Value::Object(Default::default());
+    let original = payload.unwrap_or(&empty);
+    let typed: T = T::deserialize(original).map_err(|e| format!("payload does not decode: {e}"))?;
+    let again = serde_json::to_value(&typed).map_err(|e| e.to_string())?;
+    if &again != original {
+        return Err(match first_difference(original, &again) {
+            Some(path) => format!("payload does not round-trip at {path}"),
+            None => "payload does not round-trip".to_owned(),
+        });
+    }
+    Ok(typed.unknown_paths())
+}
+
+/// The JSON path of the first place where `a` and `b` differ, if they do.
+pub fn first_difference(a: &Value, b: &Value) -> Option<String> {
+    fn walk(a: &Value, b: &Value, path: &mut String) -> bool {
+        match (a, b) {
+            (Value::Object(x), Value::Object(y)) => {
+                for (k, va) in x {
+                    let len = path.len();
+                    path.push('/');
+                    path.push_str(k);
+                    match y.get(k) {
+                        None => return true,
+                        Some(vb) => {
+                            if walk(va, vb, path) {
+                                return true;
+                            }
+                        }
+                    }
+                    path.truncate(len);
+                }
+                if let Some(k) = y.keys().find(|k| !x.contains_key(*k)) {
+                    path.push('/');
+                    path.push_str(k);
+                    return true;
+                }
+                false
+            }
+            (Value::Array(x), Value::Array(y)) => {
+                for (i, (va, vb)) in x.iter().zip(y).enumerate() {
+                    let len = path.len();
+                    path.push('/');
+                    path.push_str(&i.to_string());
+                    if walk(va, vb, path) {
+                        return true;
+                    }
+                    path.truncate(len);
+                }
+                x.len() != y.len()
+            }
+            _ => a != b,
+        }
+    }
+    let mut path = String::new();
+    walk(a, b, &mut path).then(|| {
+        if path.is_empty() {
+            "/".to_owned()
+        } else {
+            path
+        }
+    })
+}

@@ -1,0 +1,162 @@
+//! Permissions: rule updates (`PermissionUpdate`) and the answer to `can_use_tool`.
+
+use serde_json::Value;
+
+use crate::values::PermissionMode;
+use crate::wire::{open_enum, wire_enum, wire_struct};
+
+wire_enum! {
+    /// A change to permission rules, directories or mode, tagged by `type`. Sent by the CLI as
+    /// suggestions and by the host in an allow answer.
+    pub enum PermissionUpdate tag "type" {
+        /// Add rules.
+        "addRules" => AddRules(RulesUpdate),
+        /// Replace rules.
+        "replaceRules" => ReplaceRules(RulesUpdate),
+        /// Remove rules.
+        "removeRules" => RemoveRules(RulesUpdate),
+        /// Set the permission mode.
+        "setMode" => SetMode(ModeUpdate),
+        /// Add working directories.
+        "addDirectories" => AddDirectories(DirectoriesUpdate),
+        /// Remove working directories.
+        "removeDirectories" => RemoveDirectories(DirectoriesUpdate),
+    }
+}
+
+wire_struct! {
+    /// Rules to add, replace or remove.
+    pub struct RulesUpdate {
+        /// The rules.
+        "rules" rules: req Vec<PermissionRule>,
+        /// `allow`, `deny` or `ask`.
+        "behavior" behavior: req PermissionBehavior,
+        /// Where to store them.
+        "destination" destination: opt PermissionDestination,
+    }
+}
+
+wire_struct! {
+    /// A permission rule: a tool, optionally narrowed (`Bash` + `npm test`).
+    pub struct PermissionRule {
+        /// The tool.
+        "toolName" tool_name: req String,
+        /// What it applies to; absent for the whole tool.
+        "ruleContent" rule_content: opt String,
+    }
+}
+
+wire_struct! {
+    /// A permission mode change.
+    pub struct ModeUpdate {
+        /// The mode.
+        "mode" mode: req PermissionMode,
+        /// Where to store it.
+        "destination" destination: opt PermissionDestination,
+    }
+}
+
+wire_struct! {
+    /// Directories to add or remove.
+    pub struct DirectoriesUpdate {
+        /// Absolute paths.
+        "directories" directories: req Vec<String>,
+        /// Where to store them.
+        "destination" destination: opt PermissionDestination,
+    }
+}
+
+open_enum! {
+    /// What a rule does.
+    pub struct PermissionBehavior {
+        /// Allow.
+        ALLOW = "allow",
+        /// Deny.
+        DENY = "deny",
+        /// Ask.
+        ASK = "ask",
+    }
+}
+
+open_enum! {
+    /// Where a permission update is stored.
+    pub struct PermissionDestination {
+        /// `~/.claude/settings.json`.
+        USER_SETTINGS = "userSettings",
+        /// `.claude/settings.json`.
+        PROJECT_SETTINGS = "projectSettings",
+        /// `.claude/settings.local.json`.
+        LOCAL_SETTINGS = "localSettings",
+        /// This session only.
+        SESSION = "session",
+        /// As if given on the command line.
+        CLI_ARG = "cliArg",
+    }
+}
+
+wire_enum! {
+    /// The answer to `can_use_tool`, tagged by `behavior`.
+    pub enum PermissionResult tag "behavior" {
+        /// Run the tool.
+        "allow" => Allow(PermissionAllow),
+        /// Do not run it.
+        "deny" => Deny(PermissionDeny),
+    }
+}
+
+wire_struct! {
+    /// Allow a tool call.
+    #[derive(Default)]
+    pub struct PermissionAllow {
+        /// The input to run it with (send the original input if unchanged).
+        "updatedInput" updated_input: opt Value,
+        /// Rule changes to apply (all or none are applied).
+        "updatedPermissions" updated_permissions: opt Vec<PermissionUpdate>,
+        /// The tool call.
+        "toolUseID" tool_use_id: opt String,
+        /// `user_temporary`, `user_permanent` or `user_reject`.
+        "decisionClassification" decision_classification: opt String,
+    }
+}
+
+wire_struct! {
+    /// Deny a tool call.
+    #[derive(Default)]
+    pub struct PermissionDeny {
+        /// What the model is told.
+        "message" message: req String,
+        /// Also interrupt the turn.
+        "interrupt" interrupt: opt bool,
+        /// The tool call.
+        "toolUseID" tool_use_id: opt String,
+        /// `user_temporary`, `user_permanent` or `user_reject`.
+        "decisionClassification" decision_classification: opt String,
+    }
+}
+
+impl PermissionResult {
+    /// Allow with this input.
+    pub fn allow(updated_input: Value) -> Self {
+        PermissionResult::Allow(PermissionAllow {
+            updated_input: Some(updated_input),
+            ..Default::default()
+        })
+    }
+
+    /// Deny with a message for the model.
+    pub fn deny(message: impl Into<String>) -> Self {
+        PermissionResult::Deny(PermissionDeny {
+            message: message.into(),
+            ..Default::default()
+        })
+    }
+
+    /// Deny and interrupt the turn.
+    pub fn deny_and_interrupt(message: impl Into<String>) -> Self {
+        PermissionResult::Deny(PermissionDeny {
+            message: message.into(),
+            interrupt: Some(true),
+            ..Default::default()
+        })
+    }
+}

@@ -1,0 +1,680 @@
+//! The machinery every wire type is built from: lossless objects, tagged unions and open strings.
+//!
+//! Three macros generate all of byre-proto's types:
+//!
+//! - `wire_struct!` declares an object with known fields (required or optional) and an `extra`
+//!   map that keeps every field it does not know. An optional field received as explicit `null`
+//!   decodes as `None` and its `null` is kept in `extra`, so re-encoding writes it back.
+//! - `wire_enum!` declares a union tagged by one key (`type`, `subtype`, `hook_event_name`, ...).
+//!   The tag may come anywhere in the object: keys before it are buffered, keys after it are
+//!   decoded straight into the variant. An unknown tag becomes the `Unknown` variant holding
+//!   every key of the object.
+//! - `open_enum!` declares a string the CLI keeps extending: named constants plus any other
+//!   string, kept as it came.
+//!
+//! Decoding never goes through `serde_json::Value` for the known parts of a message, which is
+//! what makes typed decoding faster than decoding to `Value`.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde_json::{Map, Value};
+
+/// Fields of an object that this version of byre does not model, kept exactly as received.
+pub type Extra = Map<String, Value>;
+
+/// A JSON number kept exactly as received (integer or float), for values such as costs and
+/// durations where the CLI is free to send either.
+pub type Number = serde_json::Number;
+
+/// An object whose tag (or shape) byre does not know, kept whole.
+///
+/// It holds every key of the object except the tags of the enclosing unions that were already
+/// matched: for an unknown `system` subtype, `fields` holds `subtype` and the rest, not `type`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Unknown {
+    /// The object's keys and values, as received.
+    pub fields: Extra,
+    /// Set on a top-level message of a known type whose fields did not fit byre's model (for
+    /// example a string where a number was expected): why the typed decode failed.
+    pub mismatch: Option<String>,
+}
+
+impl Unknown {
+    /// The value of `key`, if present.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.fields.get(key)
+    }
+
+    /// The string value of `key`, if present and a string (for example the unknown tag).
+    pub fn get_str(&self, key: &str) -> Option<&str> {
+        self.fields.get(key).and_then(Value::as_str)
+    }
+}
+
+/// A key read from the wire, borrowed from the input when it has no escapes.
+pub(crate) struct Key<'de>(pub(crate) Cow<'de, str>);
+
+impl Key<'_> {
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub(crate) fn into_owned(self) -> String {
+        self.0.into_owned()
+    }
+}
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// An object decoded key by key, so that a tagged union can hand the keys after its tag
+/// straight to the variant without buffering them.
+pub(crate) trait WireObject: Sized {
+    /// The state of a decode in progress.
+    type Partial: Default;
+
+    /// Takes one key whose value is still to be read from `map`.
+    fn accept<'de, A: MapAccess<'de>>(
+        partial: &mut Self::Partial,
+        key: Key<'de>,
+        map: &mut A,
+    ) -> Result<(), A::Error>;
+
+    /// Takes one key whose value was already read (keys buffered before a union's tag).
+    fn accept_value<E: de::Error>(
+        partial: &mut Self::Partial,
+        key: String,
+        value: Value,
+    ) -> Result<(), E>;
+
+    /// Ends the decode: checks required fields and builds the value.
+    fn finish<E: de::Error>(partial: Self::Partial) -> Result<Self, E>;
+
+    /// Writes this object's keys into an open map.
+    fn serialize_fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error>;
+}
+
+/// Deserializes any [`WireObject`] from a map.
+pub(crate) fn deserialize_object<'de, T: WireObject, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<T, D::Error> {
+    struct ObjectVisitor<T>(PhantomData<T>);
+    impl<'de, T: WireObject> Visitor<'de> for ObjectVisitor<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+            let mut partial = T::Partial::default();
+            while let Some(key) = map.next_key::<Key<'de>>()? {
+                T::accept(&mut partial, key, &mut map)?;
+            }
+            T::finish(partial)
+        }
+    }
+    deserializer.deserialize_map(ObjectVisitor(PhantomData))
+}
+
+/// Decodes an already-read value as `T`, mapping the error into the caller's error type.
+pub(crate) fn from_value<T: de::DeserializeOwned, E: de::Error>(value: Value) -> Result<T, E> {
+    T::deserialize(value).map_err(E::custom)
+}
+
+/// Walks a decoded tree and reports where it holds an [`Unknown`].
+pub trait FindUnknown {
+    /// Appends to `out` the JSON path of every [`Unknown`] below `path`.
+    fn find_unknown(&self, path: &mut String, out: &mut Vec<String>);
+
+    /// The JSON paths (like `/message/content/1`) of every [`Unknown`] in this value, with the
+    /// unknown tag where there is one. Empty means the value is fully typed.
+    fn unknown_paths(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.find_unknown(&mut String::new(), &mut out);
+        out
+    }
+
+    /// Whether this value holds no [`Unknown`] anywhere.
+    fn is_fully_typed(&self) -> bool {
+        self.unknown_paths().is_empty()
+    }
+}
+
+impl Unknown {
+    pub(crate) fn report(&self, tag: &str, path: &str, out: &mut Vec<String>) {
+        let shown = if path.is_empty() { "/" } else { path };
+        match (&self.mismatch, self.fields.get(tag)) {
+            (Some(why), _) => out.push(format!("{shown} (does not fit the model: {why})")),
+            (None, Some(Value::String(t))) => out.push(format!("{shown} ({tag} {t:?})")),
+            (None, Some(other)) => out.push(format!("{shown} ({tag} {other})")),
+            (None, None) => out.push(format!("{shown} (no {tag})")),
+        }
+    }
+}
+
+macro_rules! leaf_find_unknown {
+    ($($t:ty),* $(,)?) => {
+        $(impl FindUnknown for $t {
+            fn find_unknown(&self, _: &mut String, _: &mut Vec<String>) {}
+        })*
+    };
+}
+leaf_find_unknown!(String, bool, u8, u16, u32, u64, i32, i64, f64, Value, Number, Extra);
+
+impl<T: FindUnknown> FindUnknown for Option<T> {
+    fn find_unknown(&self, path: &mut String, out: &mut Vec<String>) {
+        if let Some(v) = self {
+            v.find_unknown(path, out);
+        }
+    }
+}
+
+impl<T: FindUnknown> FindUnknown for Box<T> {
+    fn find_unknown(&self, path: &mut String, out: &mut Vec<String>) {
+        (**self).find_unknown(path, out);
+    }
+}
+
+impl<T: FindUnknown> FindUnknown for Vec<T> {
+    fn find_unknown(&self, path: &mut String, out: &mut Vec<String>) {
+        for (i, v) in self.iter().enumerate() {
+            let len = path.len();
+            path.push('/');
+            path.push_str(&i.to_string());
+            v.find_unknown(path, out);
+            path.truncate(len);
+        }
+    }
+}
+
+impl<K: fmt::Display, T: FindUnknown> FindUnknown for BTreeMap<K, T> {
+    fn find_unknown(&self, path: &mut String, out: &mut Vec<String>) {
+        for (k, v) in self {
+            let len = path.len();
+            path.push('/');
+            path.push_str(&k.to_string());
+            v.find_unknown(path, out);
+            path.truncate(len);
+        }
+    }
+}
+
+/// Pushes `/key` onto `path` for the duration of `f`.
+pub(crate) fn with_key(path: &mut String, key: &str, f: impl FnOnce(&mut String)) {
+    let len = path.len();
+    path.push('/');
+    path.push_str(key);
+    f(path);
+    path.truncate(len);
+}
+
+/// Declares an object type with required (`req`) and optional (`opt`) fields and an `extra`
+/// map for the rest. Syntax: `"wire_key" rust_name: req Type,` or `... opt Type,`.
+macro_rules! wire_struct {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $(
+                $(#[$fmeta:meta])*
+                $key:literal $field:ident : $kind:ident $ty:ty
+            ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct $name {
+            $(
+                $(#[$fmeta])*
+                pub $field: $crate::wire::wire_struct!(@ty $kind $ty),
+            )*
+            /// Fields this version of byre does not know, kept as they came.
+            pub extra: $crate::wire::Extra,
+        }
+
+        const _: () = {
+            #[derive(Default)]
+            #[allow(non_snake_case)]
+            pub(crate) struct Partial {
+                $( $field: Option<$ty>, )*
+                extra: $crate::wire::Extra,
+            }
+
+            impl $crate::wire::WireObject for $name {
+                type Partial = Partial;
+
+                #[allow(unused_variables)]
+                fn accept<'de, A: serde::de::MapAccess<'de>>(
+                    p: &mut Partial,
+                    key: $crate::wire::Key<'de>,
+                    map: &mut A,
+                ) -> Result<(), A::Error> {
+                    match key.as_str() {
+                        $( $key => {
+                            $crate::wire::wire_struct!(@accept $kind $ty, p, $field, $key, map);
+                        } )*
+                        _ => {
+                            let v: serde_json::Value = map.next_value()?;
+                            p.extra.insert(key.into_owned(), v);
+                        }
+                    }
+                    Ok(())
+                }
+
+                fn accept_value<E: serde::de::Error>(
+                    p: &mut Partial,
+                    key: String,
+                    value: serde_json::Value,
+                ) -> Result<(), E> {
+                    match key.as_str() {
+                        $( $key => {
+                            $crate::wire::wire_struct!(@accept_value $kind $ty, p, $field, $key, value);
+                        } )*
+                        _ => {
+                            p.extra.insert(key, value);
+                        }
+                    }
+                    Ok(())
+                }
+
+                fn finish<E: serde::de::Error>(p: Partial) -> Result<Self, E> {
+                    Ok($name {
+                        $( $field: $crate::wire::wire_struct!(@finish $kind p.$field, $key), )*
+                        extra: p.extra,
+                    })
+                }
+
+                fn serialize_fields<M: serde::ser::SerializeMap>(
+                    &self,
+                    map: &mut M,
+                ) -> Result<(), M::Error> {
+                    $( $crate::wire::wire_struct!(@ser $kind map, $key, &self.$field); )*
+                    for (k, v) in &self.extra {
+                        let shadowed = match k.as_str() {
+                            $( $key => $crate::wire::wire_struct!(@is_set $kind &self.$field), )*
+                            _ => false,
+                        };
+                        if !shadowed {
+                            map.serialize_entry(k, v)?;
+                        }
+                    }
+                    Ok(())
+                }
+            }
+        };
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap as _;
+                let mut map = serializer.serialize_map(None)?;
+                $crate::wire::WireObject::serialize_fields(self, &mut map)?;
+                map.end()
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $crate::wire::deserialize_object(deserializer)
+            }
+        }
+
+        impl $crate::wire::FindUnknown for $name {
+            #[allow(unused_variables)]
+            fn find_unknown(&self, path: &mut String, out: &mut Vec<String>) {
+                $(
+                    $crate::wire::with_key(path, $key, |path| {
+                        $crate::wire::FindUnknown::find_unknown(&self.$field, path, out)
+                    });
+                )*
+            }
+        }
+    };
+
+    (@ty req $ty:ty) => { $ty };
+    (@ty opt $ty:ty) => { Option<$ty> };
+
+    (@accept req $ty:ty, $p:ident, $field:ident, $key:literal, $map:ident) => {
+        $p.$field = Some($map.next_value::<$ty>()?);
+    };
+    (@accept opt $ty:ty, $p:ident, $field:ident, $key:literal, $map:ident) => {
+        match $map.next_value::<Option<$ty>>()? {
+            Some(v) => $p.$field = Some(v),
+            None => {
+                $p.$field = None;
+                $p.extra.insert($key.to_owned(), serde_json::Value::Null);
+            }
+        }
+    };
+
+    (@accept_value req $ty:ty, $p:ident, $field:ident, $key:literal, $value:ident) => {
+        $p.$field = Some($crate::wire::from_value::<$ty, E>($value)?);
+    };
+    (@accept_value opt $ty:ty, $p:ident, $field:ident, $key:literal, $value:ident) => {
+        if $value.is_null() {
+            $p.$field = None;
+            $p.extra.insert($key.to_owned(), serde_json::Value::Null);
+        } else {
+            $p.$field = Some($crate::wire::from_value::<$ty, E>($value)?);
+        }
+    };
+
+    (@finish req $slot:expr, $key:literal) => {
+        $slot.ok_or_else(|| E::missing_field($key))?
+    };
+    (@finish opt $slot:expr, $key:literal) => { $slot };
+
+    (@ser req $map:ident, $key:literal, $v:expr) => {
+        $map.serialize_entry($key, $v)?;
+    };
+    (@ser opt $map:ident, $key:literal, $v:expr) => {
+        if let Some(v) = $v {
+            $map.serialize_entry($key, v)?;
+        }
+    };
+
+    (@is_set req $v:expr) => { true };
+    (@is_set opt $v:expr) => { $v.is_some() };
+}
+pub(crate) use wire_struct;
+
+/// Declares a union tagged by one key, with an `Unknown` variant for tags it does not know.
+/// Syntax: `pub enum Name tag "type" { "wire_tag" => Variant(Type), ... }`.
+macro_rules! wire_enum {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident tag $tag:literal {
+            $(
+                $(#[$vmeta:meta])*
+                $vtag:literal => $var:ident($ty:ty)
+            ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq)]
+        #[allow(clippy::large_enum_variant)]
+        pub enum $name {
+            $( $(#[$vmeta])* $var($ty), )*
+            /// A tag this version of byre does not know, or no tag at all: kept whole.
+            Unknown($crate::wire::Unknown),
+        }
+
+        impl $name {
+            /// The name of the key that tags this union.
+            pub const TAG: &'static str = $tag;
+
+            /// The tag of this value: the variant's wire name, or the unknown tag as received.
+            pub fn tag(&self) -> Option<&str> {
+                match self {
+                    $( $name::$var(_) => Some($vtag), )*
+                    $name::Unknown(u) => u.get_str($tag),
+                }
+            }
+        }
+
+        const _: () = {
+            #[allow(clippy::large_enum_variant)]
+            pub(crate) enum Partial {
+                Pending(Vec<(String, serde_json::Value)>),
+                $( $var(<$ty as $crate::wire::WireObject>::Partial), )*
+                Unknown($crate::wire::Extra),
+            }
+
+            impl Default for Partial {
+                fn default() -> Self {
+                    Partial::Pending(Vec::new())
+                }
+            }
+
+            fn start<E: serde::de::Error>(
+                tag: serde_json::Value,
+                buffered: Vec<(String, serde_json::Value)>,
+            ) -> Result<Partial, E> {
+                let known = match tag.as_str() {
+                    $( Some($vtag) => {
+                        let mut inner = <<$ty as $crate::wire::WireObject>::Partial>::default();
+                        for (k, v) in buffered {
+                            <$ty as $crate::wire::WireObject>::accept_value::<E>(&mut inner, k, v)?;
+                        }
+                        return Ok(Partial::$var(inner));
+                    } )*
+                    _ => buffered,
+                };
+                let mut fields = $crate::wire::Extra::new();
+                fields.insert($tag.to_owned(), tag);
+                for (k, v) in known {
+                    fields.insert(k, v);
+                }
+                Ok(Partial::Unknown(fields))
+            }
+
+            impl $crate::wire::WireObject for $name {
+                type Partial = Partial;
+
+                fn accept<'de, A: serde::de::MapAccess<'de>>(
+                    p: &mut Partial,
+                    key: $crate::wire::Key<'de>,
+                    map: &mut A,
+                ) -> Result<(), A::Error> {
+                    match p {
+                        Partial::Pending(buffered) => {
+                            let value: serde_json::Value = map.next_value()?;
+                            if key.as_str() == $tag {
+                                let buffered = std::mem::take(buffered);
+                                *p = start(value, buffered)?;
+                            } else {
+                                buffered.push((key.into_owned(), value));
+                            }
+                        }
+                        $( Partial::$var(inner) => {
+                            <$ty as $crate::wire::WireObject>::accept(inner, key, map)?;
+                        } )*
+                        Partial::Unknown(fields) => {
+                            let value: serde_json::Value = map.next_value()?;
+                            fields.insert(key.into_owned(), value);
+                        }
+                    }
+                    Ok(())
+                }
+
+                fn accept_value<E: serde::de::Error>(
+                    p: &mut Partial,
+                    key: String,
+                    value: serde_json::Value,
+                ) -> Result<(), E> {
+                    match p {
+                        Partial::Pending(buffered) => {
+                            if key == $tag {
+                                let buffered = std::mem::take(buffered);
+                                *p = start(value, buffered)?;
+                            } else {
+                                buffered.push((key, value));
+                            }
+                        }
+                        $( Partial::$var(inner) => {
+                            <$ty as $crate::wire::WireObject>::accept_value::<E>(inner, key, value)?;
+                        } )*
+                        Partial::Unknown(fields) => {
+                            fields.insert(key, value);
+                        }
+                    }
+                    Ok(())
+                }
+
+                fn finish<E: serde::de::Error>(p: Partial) -> Result<Self, E> {
+                    Ok(match p {
+                        Partial::Pending(buffered) => $name::Unknown($crate::wire::Unknown {
+                            fields: buffered.into_iter().collect(),
+                            mismatch: None,
+                        }),
+                        $( Partial::$var(inner) => $name::$var(
+                            <$ty as $crate::wire::WireObject>::finish::<E>(inner)?,
+                        ), )*
+                        Partial::Unknown(fields) => $name::Unknown($crate::wire::Unknown {
+                            fields,
+                            mismatch: None,
+                        }),
+                    })
+                }
+
+                fn serialize_fields<M: serde::ser::SerializeMap>(
+                    &self,
+                    map: &mut M,
+                ) -> Result<(), M::Error> {
+                    match self {
+                        $( $name::$var(v) => {
+                            map.serialize_entry($tag, $vtag)?;
+                            <$ty as $crate::wire::WireObject>::serialize_fields(v, map)
+                        } )*
+                        $name::Unknown(u) => {
+                            for (k, v) in &u.fields {
+                                map.serialize_entry(k, v)?;
+                            }
+                            Ok(())
+                        }
+                    }
+                }
+            }
+        };
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap as _;
+                let mut map = serializer.serialize_map(None)?;
+                $crate::wire::WireObject::serialize_fields(self, &mut map)?;
+                map.end()
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $crate::wire::deserialize_object(deserializer)
+            }
+        }
+
+        impl $crate::wire::FindUnknown for $name {
+            fn find_unknown(&self, path: &mut String, out: &mut Vec<String>) {
+                match self {
+                    $( $name::$var(v) => $crate::wire::FindUnknown::find_unknown(v, path, out), )*
+                    $name::Unknown(u) => u.report($tag, path, out),
+                }
+            }
+        }
+    };
+}
+pub(crate) use wire_enum;
+
+/// Declares a string value the CLI keeps extending: named constants plus any other string.
+macro_rules! open_enum {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $(
+                $(#[$cmeta:meta])*
+                $konst:ident = $value:literal
+            ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(std::borrow::Cow<'static, str>);
+
+        impl $name {
+            $( $(#[$cmeta])* pub const $konst: $name = $name(std::borrow::Cow::Borrowed($value)); )*
+
+            /// Every value byre names, in declaration order.
+            pub const KNOWN: &'static [&'static str] = &[$($value),*];
+
+            /// Wraps any string; a known one is stored without allocating.
+            pub fn new(value: impl Into<String>) -> Self {
+                let value = value.into();
+                match value.as_str() {
+                    $( $value => $name::$konst, )*
+                    _ => $name(std::borrow::Cow::Owned(value)),
+                }
+            }
+
+            /// The string as sent on the wire.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            /// Whether this is one of the values byre names.
+            pub fn is_known(&self) -> bool {
+                Self::KNOWN.contains(&self.as_str())
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(v: &str) -> Self {
+                match v {
+                    $( $value => $name::$konst, )*
+                    _ => $name(std::borrow::Cow::Owned(v.to_owned())),
+                }
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(v: String) -> Self {
+                $name::new(v)
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.as_str() == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.as_str() == *other
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(&self.0)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let key = <$crate::wire::Key<'de> as serde::Deserialize>::deserialize(deserializer)?;
+                Ok($name::from(key.as_str()))
+            }
+        }
+
+        impl $crate::wire::FindUnknown for $name {
+            fn find_unknown(&self, _: &mut String, _: &mut Vec<String>) {}
+        }
+    };
+}
+pub(crate) use open_enum;

@@ -1,0 +1,71 @@
+//! The command line of every task, declared in one place.
+
+use std::path::PathBuf;
+
+pub(crate) const USAGE: &str = "\
+usage: cargo xtask <task>
+
+tasks:
+  test                                   fmt --check, clippy -D warnings, every test, strict replay
+  replay [--strict] [--explain] PATH...  decode and re-encode transcripts (files or folders)";
+
+/// A parsed command line.
+pub(crate) enum Task {
+    Test,
+    Replay(Replay),
+    Help,
+}
+
+/// Flags of `replay`.
+pub(crate) struct Replay {
+    /// Fail on any message that holds an `Unknown`.
+    pub(crate) strict: bool,
+    /// Print the JSON path of each `Unknown` and each mismatch.
+    pub(crate) explain: bool,
+    /// Transcript files, or folders searched for `*.jsonl`.
+    pub(crate) paths: Vec<PathBuf>,
+}
+
+impl Task {
+    pub(crate) fn parse(args: &[String]) -> Result<Task, String> {
+        let Some((task, rest)) = args.split_first() else {
+            return Ok(Task::Help);
+        };
+        match task.as_str() {
+            "test" => {
+                no_args(rest)?;
+                Ok(Task::Test)
+            }
+            "replay" => {
+                let mut flags = Replay {
+                    strict: false,
+                    explain: false,
+                    paths: Vec::new(),
+                };
+                for arg in rest {
+                    match arg.as_str() {
+                        "--strict" => flags.strict = true,
+                        "--explain" => flags.explain = true,
+                        flag if flag.starts_with("--") => {
+                            return Err(format!("replay: unknown flag {flag}"))
+                        }
+                        path => flags.paths.push(PathBuf::from(path)),
+                    }
+                }
+                if flags.paths.is_empty() {
+                    return Err("replay: give at least one PATH".into());
+                }
+                Ok(Task::Replay(flags))
+            }
+            "help" | "--help" | "-h" => Ok(Task::Help),
+            other => Err(format!("unknown task {other:?}")),
+        }
+    }
+}
+
+fn no_args(rest: &[String]) -> Result<(), String> {
+    match rest.first() {
+        Some(arg) => Err(format!("unexpected argument {arg:?}")),
+        None => Ok(()),
+    }
+}

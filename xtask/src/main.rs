@@ -1,0 +1,41 @@
+//! byre's project tasks, run as `cargo xtask <task>`: `test` (everything CI runs) and
+//! `replay` (decode and re-encode recorded transcripts).
+
+mod flags;
+mod replay;
+mod test;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match flags::Task::parse(&args) {
+        Ok(flags::Task::Replay(flags)) => replay::run(&flags),
+        Ok(flags::Task::Test) => test::run(),
+        Ok(flags::Task::Help) => {
+            println!("{}", flags::USAGE);
+            Ok(true)
+        }
+        Err(message) => {
+            eprintln!("xtask: {message}\n\n{}", flags::USAGE);
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(error) => {
+            eprintln!("xtask: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root (the parent of this crate's folder).
+fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
+}

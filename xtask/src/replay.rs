@@ -1,0 +1,205 @@
+//! `cargo xtask replay`: decode every message of recorded transcripts, re-encode it and
+//! compare, counting typed, unknown and failed messages.
+//!
+//! A transcript has one `{"dir":"send"|"recv","msg":{...}}` object per line; other keys are
+//! ignored and lines whose `dir` is neither (notes, raw bytes) are skipped. Control answers are
+//! also checked against the request they answer: the payload must decode as that request's
+//! typed success payload and round-trip.
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use byre_proto::{
+    check_answer_payload, check_response_payload, first_difference, AnyMessage, CliMessage,
+    ControlResponseBody, Direction, FindUnknown, HostMessage,
+};
+use serde_json::Value;
+
+use crate::flags::Replay;
+
+/// Counts for one file or for the whole run.
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    messages: usize,
+    typed: usize,
+    unknown: usize,
+    failed: usize,
+}
+
+impl Counts {
+    fn add(&mut self, other: Counts) {
+        self.messages += other.messages;
+        self.typed += other.typed;
+        self.unknown += other.unknown;
+        self.failed += other.failed;
+    }
+
+    fn line(&self) -> String {
+        format!(
+            "{} messages, {} typed, {} unknown, {} failed",
+            self.messages, self.typed, self.unknown, self.failed
+        )
+    }
+}
+
+/// What became of one message.
+enum Outcome {
+    Typed,
+    Unknown(Vec<String>),
+    Failed(Vec<String>),
+}
+
+pub(crate) fn run(flags: &Replay) -> Result<bool, String> {
+    let mut files = Vec::new();
+    for path in &flags.paths {
+        collect(path, &mut files)?;
+    }
+    files.sort();
+    let mut total = Counts::default();
+    for file in &files {
+        let counts = replay_file(file, flags.explain)?;
+        println!("{}: {}", file.display(), counts.line());
+        total.add(counts);
+    }
+    println!("replay: {}", total.line());
+    Ok(total.failed == 0 && !(flags.strict && total.unknown > 0))
+}
+
+fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+    let meta = fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if meta.is_file() {
+        out.push(path.to_path_buf());
+        return Ok(());
+    }
+    let entries = fs::read_dir(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("{}: {e}", path.display()))?;
+        let p = entry.path();
+        if p.is_dir() {
+            collect(&p, out)?;
+        } else if p.extension().is_some_and(|e| e == "jsonl") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+fn replay_file(file: &Path, explain: bool) -> Result<Counts, String> {
+    let text = fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let mut counts = Counts::default();
+    // Request subtypes by request id, per direction of the request.
+    let mut requests: HashMap<(Direction, String), String> = HashMap::new();
+    for (index, line) in text.split(|&b| b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let entry: Value = serde_json::from_slice(line).map_err(|e| {
+            format!(
+                "{}:{}: not a transcript line: {e}",
+                file.display(),
+                index + 1
+            )
+        })?;
+        let direction = match entry.get("dir").and_then(Value::as_str) {
+            Some("send") => Direction::Send,
+            Some("recv") => Direction::Recv,
+            _ => continue,
+        };
+        let Some(msg) = entry.get("msg") else {
+            continue;
+        };
+        counts.messages += 1;
+        let outcome = check_message(direction, msg, &mut requests);
+        let (label, details) = match outcome {
+            Outcome::Typed => {
+                counts.typed += 1;
+                continue;
+            }
+            Outcome::Unknown(paths) => {
+                counts.unknown += 1;
+                ("unknown", paths)
+            }
+            Outcome::Failed(why) => {
+                counts.failed += 1;
+                ("failed", why)
+            }
+        };
+        if explain {
+            let kind = msg.get("type").and_then(Value::as_str).unwrap_or("?");
+            for detail in details {
+                println!(
+                    "  {}:{} {} {kind} {label}: {detail}",
+                    file.display(),
+                    index + 1,
+                    direction.as_str()
+                );
+            }
+        }
+    }
+    Ok(counts)
+}
+
+fn check_message(
+    direction: Direction,
+    msg: &Value,
+    requests: &mut HashMap<(Direction, String), String>,
+) -> Outcome {
+    let bytes = serde_json::to_vec(msg).expect("a Value always serializes");
+    let decoded = match AnyMessage::from_slice(direction, &bytes) {
+        Ok(decoded) => decoded,
+        Err(error) => return Outcome::Failed(vec![error.to_string()]),
+    };
+    let again = decoded.to_value();
+    if &again != msg {
+        let at = first_difference(msg, &again).unwrap_or_else(|| "/".into());
+        return Outcome::Failed(vec![format!("re-encoded value differs at {at}")]);
+    }
+    let mut unknown = decoded.unknown_paths();
+    match control_check(direction, &decoded, requests) {
+        Some(Err(why)) => return Outcome::Failed(vec![why]),
+        Some(Ok(paths)) => unknown.extend(paths.into_iter().map(|p| format!("payload {p}"))),
+        None => {}
+    }
+    if unknown.is_empty() {
+        Outcome::Typed
+    } else {
+        Outcome::Unknown(unknown)
+    }
+}
+
+/// Records control requests and checks a control answer's payload against its request.
+fn control_check(
+    direction: Direction,
+    decoded: &AnyMessage,
+    requests: &mut HashMap<(Direction, String), String>,
+) -> Option<Result<Vec<String>, String>> {
+    let response = match decoded {
+        AnyMessage::Send(HostMessage::ControlRequest(r)) => {
+            let subtype = r.request.tag().unwrap_or_default().to_owned();
+            requests.insert((direction, r.request_id.clone()), subtype);
+            return None;
+        }
+        AnyMessage::Recv(CliMessage::ControlRequest(r)) => {
+            let subtype = r.request.tag().unwrap_or_default().to_owned();
+            requests.insert((direction, r.request_id.clone()), subtype);
+            return None;
+        }
+        AnyMessage::Send(HostMessage::ControlResponse(r)) => r,
+        AnyMessage::Recv(CliMessage::ControlResponse(r)) => r,
+        _ => return None,
+    };
+    let ControlResponseBody::Success(success) = &response.response else {
+        return None;
+    };
+    let asker = match direction {
+        Direction::Send => Direction::Recv,
+        Direction::Recv => Direction::Send,
+    };
+    let subtype = requests.get(&(asker, success.request_id.clone()))?;
+    let payload = success.response.as_ref();
+    match asker {
+        Direction::Send => check_response_payload(subtype, payload),
+        Direction::Recv => check_answer_payload(subtype, payload),
+    }
+}
