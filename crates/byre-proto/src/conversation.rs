@@ -141,9 +141,7 @@ impl UserMessage {
 
     /// A prompt with the given content, shaped as the host sends it.
     pub fn with_content(content: MessageContent) -> Self {
-        let mut extra = crate::Extra::new();
-        extra.insert("parent_tool_use_id".into(), Value::Null);
-        UserMessage {
+        let mut message = UserMessage {
             message: UserApiMessage {
                 role: Role::USER,
                 content,
@@ -165,8 +163,10 @@ impl UserMessage {
             subagent_type: None,
             task_description: None,
             file_attachments: None,
-            extra,
-        }
+            extra: Default::default(),
+        };
+        message.set_null("parent_tool_use_id", true);
+        message
     }
 
     /// Sets the message uuid.

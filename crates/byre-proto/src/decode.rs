@@ -104,8 +104,31 @@ impl crate::wire::FindUnknown for AnyMessage {
     }
 }
 
+/// A top-level union that can be decoded with its tag known in advance.
+trait TopLevel: DeserializeOwned {
+    fn with_tag<'de, D: serde::Deserializer<'de>>(tag: &str, d: D) -> Result<Self, D::Error>;
+}
+
 macro_rules! top_level {
     ($name:ident) => {
+        impl std::str::FromStr for $name {
+            type Err = DecodeError;
+
+            /// Decodes one line given as text.
+            fn from_str(line: &str) -> Result<Self, DecodeError> {
+                Self::from_slice(line.as_bytes())
+            }
+        }
+
+        impl TopLevel for $name {
+            fn with_tag<'de, D: serde::Deserializer<'de>>(
+                tag: &str,
+                d: D,
+            ) -> Result<Self, D::Error> {
+                $name::deserialize_with_tag(tag, d)
+            }
+        }
+
         impl $name {
             /// Decodes one line (without its newline; surrounding whitespace is allowed).
             ///
@@ -113,18 +136,13 @@ macro_rules! top_level {
             /// [`DecodeError`]; any other line decodes, to `Unknown` when its type is unknown or
             /// its fields do not fit the model (the reason is in [`Unknown::mismatch`]).
             pub fn from_slice(line: &[u8]) -> Result<Self, DecodeError> {
-                match serde_json::from_slice::<$name>(line) {
+                match decode_top_level::<$name>(line) {
                     Ok($name::Unknown(u)) if !matches!(u.get("type"), Some(Value::String(_))) => {
                         Err(DecodeError::new(DecodeErrorKind::NoType, line))
                     }
                     Ok(message) => Ok(message),
                     Err(typed) => fallback(line, typed).map($name::Unknown),
                 }
-            }
-
-            /// Decodes one line given as text.
-            pub fn from_str(line: &str) -> Result<Self, DecodeError> {
-                Self::from_slice(line.as_bytes())
             }
 
             /// Decodes an already-parsed JSON value.
@@ -152,6 +170,29 @@ macro_rules! top_level {
 }
 top_level!(CliMessage);
 top_level!(HostMessage);
+
+/// Decodes a top-level message. When `type` is not the first key (as in `result` lines), a
+/// quick scan finds it first so that no key needs to be buffered.
+fn decode_top_level<T: TopLevel>(line: &[u8]) -> serde_json::Result<T> {
+    let trimmed = line.trim_ascii_start();
+    if trimmed.starts_with(br#"{"type":"#) {
+        return serde_json::from_slice(line);
+    }
+    #[derive(serde::Deserialize)]
+    struct TypeOnly<'a> {
+        #[serde(borrow, rename = "type")]
+        kind: Option<std::borrow::Cow<'a, str>>,
+    }
+    match serde_json::from_slice::<TypeOnly<'_>>(line) {
+        Ok(TypeOnly { kind: Some(kind) }) => {
+            let mut de = serde_json::Deserializer::from_slice(line);
+            let value = T::with_tag(&kind, &mut de)?;
+            de.end()?;
+            Ok(value)
+        }
+        _ => serde_json::from_slice(line),
+    }
+}
 
 /// The typed decode failed: decide between a bad line and a known type that did not fit.
 fn fallback(line: &[u8], typed: serde_json::Error) -> Result<Unknown, DecodeError> {

@@ -18,37 +18,37 @@ wire_enum! {
     /// A line the CLI writes on stdout, tagged by `type`.
     pub enum CliMessage tag "type" {
         /// One content block of a model message.
-        "assistant" => Assistant(AssistantMessage),
+        "assistant" => Assistant(Box<AssistantMessage>),
         /// A tool result, a synthetic message, a subagent prompt, or an echo.
-        "user" => User(UserMessage),
+        "user" => User(Box<UserMessage>),
         /// The end of a turn.
-        "result" => Result(ResultMessage),
+        "result" => Result(Box<ResultMessage>),
         /// A `system` line (init, status, tasks, ...), tagged by `subtype`.
         "system" => System(SystemMessage),
         /// A raw API streaming event (`--include-partial-messages`).
-        "stream_event" => StreamEvent(StreamEventMessage),
+        "stream_event" => StreamEvent(Box<StreamEventMessage>),
         /// A heartbeat while a tool runs.
-        "tool_progress" => ToolProgress(ToolProgressMessage),
+        "tool_progress" => ToolProgress(Box<ToolProgressMessage>),
         /// What became of a host user message that carried a `uuid`.
-        "command_lifecycle" => CommandLifecycle(CommandLifecycleMessage),
+        "command_lifecycle" => CommandLifecycle(Box<CommandLifecycleMessage>),
         /// Rate-limit status.
-        "rate_limit_event" => RateLimitEvent(RateLimitEventMessage),
+        "rate_limit_event" => RateLimitEvent(Box<RateLimitEventMessage>),
         /// Authentication status.
-        "auth_status" => AuthStatus(AuthStatusMessage),
+        "auth_status" => AuthStatus(Box<AuthStatusMessage>),
         /// A summary of tool calls.
-        "tool_use_summary" => ToolUseSummary(ToolUseSummaryMessage),
+        "tool_use_summary" => ToolUseSummary(Box<ToolUseSummaryMessage>),
         /// A suggested next prompt.
-        "prompt_suggestion" => PromptSuggestion(PromptSuggestionMessage),
+        "prompt_suggestion" => PromptSuggestion(Box<PromptSuggestionMessage>),
         /// The conversation restarted.
-        "conversation_reset" => ConversationReset(ConversationResetMessage),
+        "conversation_reset" => ConversationReset(Box<ConversationResetMessage>),
         /// The agent's goal.
-        "active_goal" => ActiveGoal(ActiveGoalMessage),
+        "active_goal" => ActiveGoal(Box<ActiveGoalMessage>),
         /// Liveness.
         "keep_alive" => KeepAlive(KeepAliveMessage),
         /// Session file entries (`--session-mirror`).
-        "transcript_mirror" => TranscriptMirror(TranscriptMirrorMessage),
+        "transcript_mirror" => TranscriptMirror(Box<TranscriptMirrorMessage>),
         /// A request from the CLI (hooks, permissions, MCP, ...).
-        "control_request" => ControlRequest(CliControlRequest),
+        "control_request" => ControlRequest(Box<CliControlRequest>),
         /// The CLI's answer to a host request.
         "control_response" => ControlResponse(ControlResponse),
         /// The CLI withdraws one of its requests.
@@ -60,9 +60,9 @@ wire_enum! {
     /// A line a host writes on the CLI's stdin, tagged by `type`.
     pub enum HostMessage tag "type" {
         /// A prompt.
-        "user" => User(UserMessage),
+        "user" => User(Box<UserMessage>),
         /// A request to the CLI.
-        "control_request" => ControlRequest(HostControlRequest),
+        "control_request" => ControlRequest(Box<HostControlRequest>),
         /// The host's answer to a CLI request.
         "control_response" => ControlResponse(ControlResponse),
         /// The host withdraws one of its requests.

@@ -49,7 +49,7 @@ wire_enum! {
     /// An Anthropic streaming event, tagged by `type`.
     pub enum StreamEvent tag "type" {
         /// A message starts.
-        "message_start" => MessageStart(MessageStartEvent),
+        "message_start" => MessageStart(Box<MessageStartEvent>),
         /// A content block starts.
         "content_block_start" => ContentBlockStart(ContentBlockStartEvent),
         /// A piece of a content block.

@@ -10,61 +10,61 @@ wire_enum! {
     /// A `system` line, tagged by `subtype`.
     pub enum SystemMessage tag "subtype" {
         /// The session's set-up, sent at the start of every turn (not at launch).
-        "init" => Init(InitMessage),
+        "init" => Init(Box<InitMessage>),
         /// `requesting` before each API call; also sent after `set_permission_mode`.
-        "status" => Status(StatusMessage),
+        "status" => Status(Box<StatusMessage>),
         /// The conversation was compacted.
-        "compact_boundary" => CompactBoundary(CompactBoundaryMessage),
+        "compact_boundary" => CompactBoundary(Box<CompactBoundaryMessage>),
         /// An API call failed and will be retried.
-        "api_retry" => ApiRetry(ApiRetryMessage),
+        "api_retry" => ApiRetry(Box<ApiRetryMessage>),
         /// Progress of a long control request.
-        "control_request_progress" => ControlRequestProgress(ControlRequestProgressMessage),
+        "control_request_progress" => ControlRequestProgress(Box<ControlRequestProgressMessage>),
         /// The model refused and another model takes over.
-        "model_refusal_fallback" => ModelRefusalFallback(ModelRefusalMessage),
+        "model_refusal_fallback" => ModelRefusalFallback(Box<ModelRefusalMessage>),
         /// The model refused and there is no fallback.
-        "model_refusal_no_fallback" => ModelRefusalNoFallback(ModelRefusalMessage),
+        "model_refusal_no_fallback" => ModelRefusalNoFallback(Box<ModelRefusalMessage>),
         /// Output of a local slash command.
-        "local_command_output" => LocalCommandOutput(LocalCommandOutputMessage),
+        "local_command_output" => LocalCommandOutput(Box<LocalCommandOutputMessage>),
         /// A settings-file hook started (`--include-hook-events`).
-        "hook_started" => HookStarted(HookEventMessage),
+        "hook_started" => HookStarted(Box<HookEventMessage>),
         /// A settings-file hook's output so far.
-        "hook_progress" => HookProgress(HookEventMessage),
+        "hook_progress" => HookProgress(Box<HookEventMessage>),
         /// A settings-file hook finished.
-        "hook_response" => HookResponse(HookEventMessage),
+        "hook_response" => HookResponse(Box<HookEventMessage>),
         /// A plugin installation's progress.
-        "plugin_install" => PluginInstall(PluginInstallMessage),
+        "plugin_install" => PluginInstall(Box<PluginInstallMessage>),
         /// A task (Bash, subagent, workflow) started.
-        "task_started" => TaskStarted(TaskStartedMessage),
+        "task_started" => TaskStarted(Box<TaskStartedMessage>),
         /// A subagent task's progress.
-        "task_progress" => TaskProgress(TaskProgressMessage),
+        "task_progress" => TaskProgress(Box<TaskProgressMessage>),
         /// A task's state changed.
-        "task_updated" => TaskUpdated(TaskUpdatedMessage),
+        "task_updated" => TaskUpdated(Box<TaskUpdatedMessage>),
         /// A task finished or stopped.
-        "task_notification" => TaskNotification(TaskNotificationMessage),
+        "task_notification" => TaskNotification(Box<TaskNotificationMessage>),
         /// The set of background tasks changed (the full set, replacing the last one).
-        "background_tasks_changed" => BackgroundTasksChanged(BackgroundTasksChangedMessage),
+        "background_tasks_changed" => BackgroundTasksChanged(Box<BackgroundTasksChangedMessage>),
         /// An estimate of thinking tokens while thinking streams.
-        "thinking_tokens" => ThinkingTokens(ThinkingTokensMessage),
+        "thinking_tokens" => ThinkingTokens(Box<ThinkingTokensMessage>),
         /// The session went idle, running, or waits for the host.
-        "session_state_changed" => SessionStateChanged(SessionStateChangedMessage),
+        "session_state_changed" => SessionStateChanged(Box<SessionStateChangedMessage>),
         /// The worker is shutting down.
-        "worker_shutting_down" => WorkerShuttingDown(WorkerShuttingDownMessage),
+        "worker_shutting_down" => WorkerShuttingDown(Box<WorkerShuttingDownMessage>),
         /// The slash commands changed (the full set).
-        "commands_changed" => CommandsChanged(CommandsChangedMessage),
+        "commands_changed" => CommandsChanged(Box<CommandsChangedMessage>),
         /// A notification for the user.
-        "notification" => Notification(NotificationMessage),
+        "notification" => Notification(Box<NotificationMessage>),
         /// Files were persisted.
-        "files_persisted" => FilesPersisted(FilesPersistedMessage),
+        "files_persisted" => FilesPersisted(Box<FilesPersistedMessage>),
         /// Memories were recalled.
-        "memory_recall" => MemoryRecall(MemoryRecallMessage),
+        "memory_recall" => MemoryRecall(Box<MemoryRecallMessage>),
         /// An MCP elicitation completed.
-        "elicitation_complete" => ElicitationComplete(ElicitationCompleteMessage),
+        "elicitation_complete" => ElicitationComplete(Box<ElicitationCompleteMessage>),
         /// A tool call was denied without asking the host.
-        "permission_denied" => PermissionDenied(PermissionDeniedMessage),
+        "permission_denied" => PermissionDenied(Box<PermissionDeniedMessage>),
         /// An informational message.
-        "informational" => Informational(InformationalMessage),
+        "informational" => Informational(Box<InformationalMessage>),
         /// The session could not be written to disk.
-        "session_writes_lost" => SessionWritesLost(SessionWritesLostMessage),
+        "session_writes_lost" => SessionWritesLost(Box<SessionWritesLostMessage>),
     }
 }
 

@@ -24,8 +24,77 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 
-/// Fields of an object that this version of byre does not model, kept exactly as received.
-pub type Extra = Map<String, Value>;
+/// What a wire struct keeps beyond its typed fields: the fields it does not model, exactly as
+/// received, and which of its optional fields came as an explicit `null`.
+///
+/// It dereferences to the map of unknown fields. A typed optional field received as `null`
+/// decodes as `None` and is remembered here, so re-encoding writes the `null` back: see the
+/// `is_null` and `set_null` methods of each wire struct.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Extra {
+    fields: Map<String, Value>,
+    nulls: u64,
+}
+
+impl Extra {
+    /// No unknown fields and no nulls.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The unknown fields, as a map.
+    pub fn into_map(self) -> Map<String, Value> {
+        self.fields
+    }
+
+    pub(crate) fn null_bit(&self, bit: u32) -> bool {
+        self.nulls & (1 << bit) != 0
+    }
+
+    pub(crate) fn set_null_bit(&mut self, bit: u32, null: bool) {
+        if null {
+            self.nulls |= 1 << bit;
+        } else {
+            self.nulls &= !(1 << bit);
+        }
+    }
+}
+
+impl std::ops::Deref for Extra {
+    type Target = Map<String, Value>;
+    fn deref(&self) -> &Map<String, Value> {
+        &self.fields
+    }
+}
+
+impl std::ops::DerefMut for Extra {
+    fn deref_mut(&mut self) -> &mut Map<String, Value> {
+        &mut self.fields
+    }
+}
+
+impl<'a> IntoIterator for &'a Extra {
+    type Item = (&'a String, &'a Value);
+    type IntoIter = serde_json::map::Iter<'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.fields.iter()
+    }
+}
+
+impl From<Map<String, Value>> for Extra {
+    fn from(fields: Map<String, Value>) -> Self {
+        Extra { fields, nulls: 0 }
+    }
+}
+
+impl FromIterator<(String, Value)> for Extra {
+    fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> Self {
+        Extra {
+            fields: iter.into_iter().collect(),
+            nulls: 0,
+        }
+    }
+}
 
 /// A JSON number kept exactly as received (integer or float), for values such as costs and
 /// durations where the CLI is free to send either.
@@ -38,7 +107,7 @@ pub type Number = serde_json::Number;
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Unknown {
     /// The object's keys and values, as received.
-    pub fields: Extra,
+    pub fields: Map<String, Value>,
     /// Set on a top-level message of a known type whose fields did not fit byre's model (for
     /// example a string where a number was expected): why the typed decode failed.
     pub mismatch: Option<String>,
@@ -91,6 +160,77 @@ impl<'de> Deserialize<'de> for Key<'de> {
     }
 }
 
+/// The value of a union's tag: borrowed when it is a plain string, else kept as a value.
+pub(crate) enum Tag<'de> {
+    Str(Cow<'de, str>),
+    Other(Value),
+}
+
+impl Tag<'_> {
+    pub(crate) fn as_str(&self) -> Option<&str> {
+        match self {
+            Tag::Str(s) => Some(s),
+            Tag::Other(_) => None,
+        }
+    }
+
+    pub(crate) fn into_value(self) -> Value {
+        match self {
+            Tag::Str(s) => Value::String(s.into_owned()),
+            Tag::Other(v) => v,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Tag<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TagVisitor;
+        impl<'de> Visitor<'de> for TagVisitor {
+            type Value = Tag<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Tag<'de>, E> {
+                Ok(Tag::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Tag<'de>, E> {
+                Ok(Tag::Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Tag<'de>, E> {
+                Ok(Tag::Str(Cow::Owned(v)))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Tag<'de>, E> {
+                Ok(Tag::Other(Value::Bool(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Tag<'de>, E> {
+                Ok(Tag::Other(Value::from(v)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Tag<'de>, E> {
+                Ok(Tag::Other(Value::from(v)))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Tag<'de>, E> {
+                Ok(Tag::Other(Value::from(v)))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Tag<'de>, E> {
+                Ok(Tag::Other(Value::Null))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Tag<'de>, E> {
+                Ok(Tag::Other(Value::Null))
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Tag<'de>, D::Error> {
+                Tag::deserialize(d)
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Tag<'de>, A::Error> {
+                Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(Tag::Other)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Tag<'de>, A::Error> {
+                Value::deserialize(de::value::MapAccessDeserializer::new(map)).map(Tag::Other)
+            }
+        }
+        deserializer.deserialize_any(TagVisitor)
+    }
+}
+
 /// An object decoded key by key, so that a tagged union can hand the keys after its tag
 /// straight to the variant without buffering them.
 pub(crate) trait WireObject: Sized {
@@ -116,6 +256,35 @@ pub(crate) trait WireObject: Sized {
 
     /// Writes this object's keys into an open map.
     fn serialize_fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error>;
+}
+
+/// A boxed object decodes into a boxed partial, so a union of large variants stays small.
+impl<T: WireObject> WireObject for Box<T> {
+    type Partial = Box<T::Partial>;
+
+    fn accept<'de, A: MapAccess<'de>>(
+        partial: &mut Self::Partial,
+        key: Key<'de>,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        T::accept(partial, key, map)
+    }
+
+    fn accept_value<E: de::Error>(
+        partial: &mut Self::Partial,
+        key: String,
+        value: Value,
+    ) -> Result<(), E> {
+        T::accept_value(partial, key, value)
+    }
+
+    fn finish<E: de::Error>(partial: Self::Partial) -> Result<Self, E> {
+        T::finish(*partial).map(Box::new)
+    }
+
+    fn serialize_fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+        (**self).serialize_fields(map)
+    }
 }
 
 /// Deserializes any [`WireObject`] from a map.
@@ -182,7 +351,7 @@ macro_rules! leaf_find_unknown {
         })*
     };
 }
-leaf_find_unknown!(String, bool, u8, u16, u32, u64, i32, i64, f64, Value, Number, Extra);
+leaf_find_unknown!(String, bool, u8, u16, u32, u64, i32, i64, f64, Value, Number);
 
 impl<T: FindUnknown> FindUnknown for Option<T> {
     fn find_unknown(&self, path: &mut String, out: &mut Vec<String>) {
@@ -255,6 +424,41 @@ macro_rules! wire_struct {
         }
 
         const _: () = {
+            #[allow(non_camel_case_types, dead_code, clippy::enum_variant_names)]
+            #[derive(Clone, Copy)]
+            enum Field { $( $field, )* }
+            const FIELD_COUNT: usize = {
+                let all: &[Field] = &[$( Field::$field, )*];
+                all.len()
+            };
+            assert!(FIELD_COUNT <= 64, "a wire struct tracks nulls of at most 64 fields");
+
+            impl $name {
+                /// Whether the optional field with wire name `key` was received (or is to be
+                /// sent) as an explicit `null`.
+                #[allow(unused_variables)]
+                pub fn is_null(&self, key: &str) -> bool {
+                    match key {
+                        $( $key => self.extra.null_bit(Field::$field as u32), )*
+                        _ => matches!(self.extra.get(key), Some(serde_json::Value::Null)),
+                    }
+                }
+
+                /// Sends the optional field with wire name `key` as an explicit `null` while
+                /// it is `None` (or stops doing so). Returns `false` if `key` is not a field
+                /// of this type.
+                #[allow(unused_variables)]
+                pub fn set_null(&mut self, key: &str, null: bool) -> bool {
+                    match key {
+                        $( $key => {
+                            self.extra.set_null_bit(Field::$field as u32, null);
+                            true
+                        } )*
+                        _ => false,
+                    }
+                }
+            }
+
             #[derive(Default)]
             #[allow(non_snake_case)]
             pub(crate) struct Partial {
@@ -273,7 +477,7 @@ macro_rules! wire_struct {
                 ) -> Result<(), A::Error> {
                     match key.as_str() {
                         $( $key => {
-                            $crate::wire::wire_struct!(@accept $kind $ty, p, $field, $key, map);
+                            $crate::wire::wire_struct!(@accept $kind $ty, p, $field, Field::$field, map);
                         } )*
                         _ => {
                             let v: serde_json::Value = map.next_value()?;
@@ -290,7 +494,7 @@ macro_rules! wire_struct {
                 ) -> Result<(), E> {
                     match key.as_str() {
                         $( $key => {
-                            $crate::wire::wire_struct!(@accept_value $kind $ty, p, $field, $key, value);
+                            $crate::wire::wire_struct!(@accept_value $kind $ty, p, $field, Field::$field, value);
                         } )*
                         _ => {
                             p.extra.insert(key, value);
@@ -310,10 +514,10 @@ macro_rules! wire_struct {
                     &self,
                     map: &mut M,
                 ) -> Result<(), M::Error> {
-                    $( $crate::wire::wire_struct!(@ser $kind map, $key, &self.$field); )*
+                    $( $crate::wire::wire_struct!(@ser $kind map, $key, &self.$field, self.extra.null_bit(Field::$field as u32)); )*
                     for (k, v) in &self.extra {
                         let shadowed = match k.as_str() {
-                            $( $key => $crate::wire::wire_struct!(@is_set $kind &self.$field), )*
+                            $( $key => $crate::wire::wire_struct!(@is_set $kind &self.$field, self.extra.null_bit(Field::$field as u32)), )*
                             _ => false,
                         };
                         if !shadowed {
@@ -355,29 +559,20 @@ macro_rules! wire_struct {
     (@ty req $ty:ty) => { $ty };
     (@ty opt $ty:ty) => { Option<$ty> };
 
-    (@accept req $ty:ty, $p:ident, $field:ident, $key:literal, $map:ident) => {
+    (@accept req $ty:ty, $p:ident, $field:ident, $bit:expr, $map:ident) => {
         $p.$field = Some($map.next_value::<$ty>()?);
     };
-    (@accept opt $ty:ty, $p:ident, $field:ident, $key:literal, $map:ident) => {
-        match $map.next_value::<Option<$ty>>()? {
-            Some(v) => $p.$field = Some(v),
-            None => {
-                $p.$field = None;
-                $p.extra.insert($key.to_owned(), serde_json::Value::Null);
-            }
-        }
+    (@accept opt $ty:ty, $p:ident, $field:ident, $bit:expr, $map:ident) => {
+        $p.$field = $map.next_value::<Option<$ty>>()?;
+        $p.extra.set_null_bit($bit as u32, $p.$field.is_none());
     };
 
-    (@accept_value req $ty:ty, $p:ident, $field:ident, $key:literal, $value:ident) => {
+    (@accept_value req $ty:ty, $p:ident, $field:ident, $bit:expr, $value:ident) => {
         $p.$field = Some($crate::wire::from_value::<$ty, E>($value)?);
     };
-    (@accept_value opt $ty:ty, $p:ident, $field:ident, $key:literal, $value:ident) => {
-        if $value.is_null() {
-            $p.$field = None;
-            $p.extra.insert($key.to_owned(), serde_json::Value::Null);
-        } else {
-            $p.$field = Some($crate::wire::from_value::<$ty, E>($value)?);
-        }
+    (@accept_value opt $ty:ty, $p:ident, $field:ident, $bit:expr, $value:ident) => {
+        $p.$field = $crate::wire::from_value::<Option<$ty>, E>($value)?;
+        $p.extra.set_null_bit($bit as u32, $p.$field.is_none());
     };
 
     (@finish req $slot:expr, $key:literal) => {
@@ -385,17 +580,19 @@ macro_rules! wire_struct {
     };
     (@finish opt $slot:expr, $key:literal) => { $slot };
 
-    (@ser req $map:ident, $key:literal, $v:expr) => {
+    (@ser req $map:ident, $key:literal, $v:expr, $null:expr) => {
         $map.serialize_entry($key, $v)?;
     };
-    (@ser opt $map:ident, $key:literal, $v:expr) => {
-        if let Some(v) = $v {
-            $map.serialize_entry($key, v)?;
+    (@ser opt $map:ident, $key:literal, $v:expr, $null:expr) => {
+        match $v {
+            Some(v) => $map.serialize_entry($key, v)?,
+            None if $null => $map.serialize_entry($key, &serde_json::Value::Null)?,
+            None => {}
         }
     };
 
-    (@is_set req $v:expr) => { true };
-    (@is_set opt $v:expr) => { $v.is_some() };
+    (@is_set req $v:expr, $null:expr) => { true };
+    (@is_set opt $v:expr, $null:expr) => { $v.is_some() || $null };
 }
 pub(crate) use wire_struct;
 
@@ -438,7 +635,7 @@ macro_rules! wire_enum {
             pub(crate) enum Partial {
                 Pending(Vec<(String, serde_json::Value)>),
                 $( $var(<$ty as $crate::wire::WireObject>::Partial), )*
-                Unknown($crate::wire::Extra),
+                Unknown(serde_json::Map<String, serde_json::Value>),
             }
 
             impl Default for Partial {
@@ -448,7 +645,7 @@ macro_rules! wire_enum {
             }
 
             fn start<E: serde::de::Error>(
-                tag: serde_json::Value,
+                tag: $crate::wire::Tag<'_>,
                 buffered: Vec<(String, serde_json::Value)>,
             ) -> Result<Partial, E> {
                 let known = match tag.as_str() {
@@ -461,8 +658,8 @@ macro_rules! wire_enum {
                     } )*
                     _ => buffered,
                 };
-                let mut fields = $crate::wire::Extra::new();
-                fields.insert($tag.to_owned(), tag);
+                let mut fields = serde_json::Map::new();
+                fields.insert($tag.to_owned(), tag.into_value());
                 for (k, v) in known {
                     fields.insert(k, v);
                 }
@@ -479,11 +676,12 @@ macro_rules! wire_enum {
                 ) -> Result<(), A::Error> {
                     match p {
                         Partial::Pending(buffered) => {
-                            let value: serde_json::Value = map.next_value()?;
                             if key.as_str() == $tag {
+                                let tag: $crate::wire::Tag<'de> = map.next_value()?;
                                 let buffered = std::mem::take(buffered);
-                                *p = start(value, buffered)?;
+                                *p = start(tag, buffered)?;
                             } else {
+                                let value: serde_json::Value = map.next_value()?;
                                 buffered.push((key.into_owned(), value));
                             }
                         }
@@ -507,7 +705,13 @@ macro_rules! wire_enum {
                         Partial::Pending(buffered) => {
                             if key == $tag {
                                 let buffered = std::mem::take(buffered);
-                                *p = start(value, buffered)?;
+                                let tag = match value {
+                                    serde_json::Value::String(s) => {
+                                        $crate::wire::Tag::Str(std::borrow::Cow::Owned(s))
+                                    }
+                                    other => $crate::wire::Tag::Other(other),
+                                };
+                                *p = start(tag, buffered)?;
                             } else {
                                 buffered.push((key, value));
                             }
@@ -556,6 +760,40 @@ macro_rules! wire_enum {
                     }
                 }
             }
+        impl $name {
+            /// Decodes an object whose tag is already known (found by a scan), so the keys
+            /// before the tag need not be buffered. The tag key itself is skipped.
+            #[allow(dead_code)]
+            pub(crate) fn deserialize_with_tag<'de, D: serde::Deserializer<'de>>(
+                tag: &str,
+                deserializer: D,
+            ) -> Result<Self, D::Error> {
+                struct TaggedVisitor<'t>(&'t str);
+                impl<'de> serde::de::Visitor<'de> for TaggedVisitor<'_> {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str("a JSON object")
+                    }
+                    fn visit_map<A: serde::de::MapAccess<'de>>(
+                        self,
+                        mut map: A,
+                    ) -> Result<$name, A::Error> {
+                        let tag = $crate::wire::Tag::Str(std::borrow::Cow::Borrowed(self.0));
+                        let mut partial = start::<A::Error>(tag, Vec::new())?;
+                        while let Some(key) = map.next_key::<$crate::wire::Key<'de>>()? {
+                            if key.as_str() == $tag {
+                                map.next_value::<serde::de::IgnoredAny>()?;
+                            } else {
+                                <$name as $crate::wire::WireObject>::accept(&mut partial, key, &mut map)?;
+                            }
+                        }
+                        <$name as $crate::wire::WireObject>::finish(partial)
+                    }
+                }
+                deserializer.deserialize_map(TaggedVisitor(tag))
+            }
+        }
+
         };
 
         impl serde::Serialize for $name {
