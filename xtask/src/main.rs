@@ -4,6 +4,7 @@
 mod flags;
 mod replay;
 mod test;
+mod tidy;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

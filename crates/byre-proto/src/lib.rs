@@ -109,6 +109,7 @@ pub use crate::decode::{
     first_difference, round_trips, AnyMessage, DecodeError, DecodeErrorKind, Direction,
 };
 pub use crate::events::*;
+pub use crate::hooks::{HookEvent, HookInput, HookMatcher, HookOutput, HookSpecificOutput};
 pub use crate::host_request::*;
 pub use crate::mcp::*;
 pub use crate::message::{CliMessage, HostMessage};

@@ -124,7 +124,7 @@ wire_struct! {
     #[derive(Default)]
     pub struct PermissionDeny {
         /// What the model is told.
-        "message" message: req String,
+        "message" message: opt String,
         /// Also interrupt the turn.
         "interrupt" interrupt: opt bool,
         /// The tool call.
@@ -146,7 +146,7 @@ impl PermissionResult {
     /// Deny with a message for the model.
     pub fn deny(message: impl Into<String>) -> Self {
         PermissionResult::Deny(PermissionDeny {
-            message: message.into(),
+            message: Some(message.into()),
             ..Default::default()
         })
     }
@@ -154,7 +154,7 @@ impl PermissionResult {
     /// Deny and interrupt the turn.
     pub fn deny_and_interrupt(message: impl Into<String>) -> Self {
         PermissionResult::Deny(PermissionDeny {
-            message: message.into(),
+            message: Some(message.into()),
             interrupt: Some(true),
             ..Default::default()
         })
