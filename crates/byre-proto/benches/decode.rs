@@ -4,6 +4,9 @@
 //! The stream is built at bench time by repeating every CLI → host message of the recorded
 //! transcripts until it passes 50 MB, so its mix of message types is the real one.
 
+// criterion_group! generates an undocumented public function.
+#![allow(missing_docs)]
+
 use std::path::Path;
 
 use byre_proto::CliMessage;

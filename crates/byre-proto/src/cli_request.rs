@@ -56,11 +56,11 @@ wire_struct! {
         /// Default the prompt to no.
         "default_to_no" default_to_no: opt bool,
         /// The ask rule that matched.
-        "matched_ask_rule" matched_ask_rule: opt Value,
+        "matched_ask_rule" matched_ask_rule: any Value,
         /// The subagent asking.
         "agent_id" agent_id: opt String,
         /// The MCP server of the tool.
-        "mcp_server" mcp_server: opt Value,
+        "mcp_server" mcp_server: any Value,
         /// Whether a person must answer.
         "requires_user_interaction" requires_user_interaction: opt bool,
     }
@@ -121,7 +121,7 @@ wire_struct! {
         /// The elicitation.
         "elicitation_id" elicitation_id: opt String,
         /// The JSON schema of the form.
-        "requested_schema" requested_schema: opt Value,
+        "requested_schema" requested_schema: any Value,
         /// The order of the form's properties.
         "property_order" property_order: opt Vec<String>,
         /// A title.
@@ -139,7 +139,7 @@ wire_struct! {
         /// `accept`, `decline` or `cancel`.
         "action" action: req String,
         /// The form's content, on `accept`.
-        "content" content: opt Value,
+        "content" content: any Value,
     }
 }
 
@@ -169,7 +169,7 @@ wire_struct! {
         /// The dialog kind (one declared in `initialize.supportedDialogKinds`).
         "dialog_kind" dialog_kind: req String,
         /// Its payload.
-        "payload" payload: opt Value,
+        "payload" payload: any Value,
         /// The tool call.
         "tool_use_id" tool_use_id: opt String,
     }
@@ -181,7 +181,7 @@ wire_struct! {
         /// `completed` or `cancelled`.
         "behavior" behavior: req String,
         /// The result, when completed.
-        "result" result: opt Value,
+        "result" result: any Value,
     }
 }
 

@@ -29,9 +29,9 @@ wire_struct! {
         /// Token usage (on `assistant` lines: the usage at `message_start`).
         "usage" usage: opt Usage,
         /// Container information for code execution.
-        "container" container: opt Value,
+        "container" container: any Value,
         /// Context management applied by the API.
-        "context_management" context_management: opt Value,
+        "context_management" context_management: any Value,
     }
 }
 
@@ -173,7 +173,7 @@ wire_struct! {
         /// Citations backing the text.
         "citations" citations: opt Vec<Value>,
         /// Prompt-caching marker.
-        "cache_control" cache_control: opt Value,
+        "cache_control" cache_control: any Value,
     }
 }
 
@@ -217,9 +217,9 @@ wire_struct! {
         /// The tool's input.
         "input" input: req Value,
         /// Who made the call (programmatic tool calling).
-        "caller" caller: opt Value,
+        "caller" caller: any Value,
         /// Prompt-caching marker.
-        "cache_control" cache_control: opt Value,
+        "cache_control" cache_control: any Value,
     }
 }
 
@@ -247,7 +247,7 @@ wire_struct! {
         /// Whether the tool failed (or was denied or interrupted).
         "is_error" is_error: opt bool,
         /// Prompt-caching marker.
-        "cache_control" cache_control: opt Value,
+        "cache_control" cache_control: any Value,
     }
 }
 
@@ -257,7 +257,7 @@ wire_struct! {
         /// Where the image comes from.
         "source" source: req MediaSource,
         /// Prompt-caching marker.
-        "cache_control" cache_control: opt Value,
+        "cache_control" cache_control: any Value,
     }
 }
 
@@ -286,9 +286,9 @@ wire_struct! {
         /// Context about it.
         "context" context: opt String,
         /// Citation settings.
-        "citations" citations: opt Value,
+        "citations" citations: any Value,
         /// Prompt-caching marker.
-        "cache_control" cache_control: opt Value,
+        "cache_control" cache_control: any Value,
     }
 }
 
@@ -370,7 +370,7 @@ wire_struct! {
         /// Its content.
         "content" content: opt Vec<ContentBlock>,
         /// Citation settings.
-        "citations" citations: opt Value,
+        "citations" citations: any Value,
     }
 }
 
@@ -380,7 +380,7 @@ wire_struct! {
         /// The call this answers.
         "tool_use_id" tool_use_id: req String,
         /// The tool's result.
-        "content" content: opt Value,
+        "content" content: any Value,
         /// Whether the tool failed (MCP connector results).
         "is_error" is_error: opt bool,
     }
@@ -406,13 +406,13 @@ wire_struct! {
         /// Input tokens read from the cache.
         "cache_read_input_tokens" cache_read_input_tokens: opt u64,
         /// Output token breakdown (thinking tokens).
-        "output_tokens_details" output_tokens_details: opt Value,
+        "output_tokens_details" output_tokens_details: any Value,
         /// Server tool requests.
-        "server_tool_use" server_tool_use: opt Value,
+        "server_tool_use" server_tool_use: any Value,
         /// The service tier.
         "service_tier" service_tier: opt String,
         /// Cache writes by lifetime.
-        "cache_creation" cache_creation: opt Value,
+        "cache_creation" cache_creation: any Value,
         /// Where inference ran.
         "inference_geo" inference_geo: opt String,
         /// Per-iteration usage.

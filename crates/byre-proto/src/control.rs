@@ -101,7 +101,7 @@ wire_struct! {
         /// The request it answers.
         "request_id" request_id: req String,
         /// The payload; absent for some plain acknowledgements (`set_max_thinking_tokens`).
-        "response" response: opt Value,
+        "response" response: any Value,
         /// On an `initialize` answer: permission prompts still waiting (re-attach).
         "pending_permission_requests" pending_permission_requests: opt Vec<Value>,
         /// On an `initialize` answer: user dialogs still waiting.

@@ -54,9 +54,9 @@ wire_struct! {
         /// Set when the message was aborted.
         "aborted" aborted: opt bool,
         /// `/context` output twin.
-        "context_usage" context_usage: opt Value,
+        "context_usage" context_usage: any Value,
         /// `/usage` output twin.
-        "usage_report" usage_report: opt Value,
+        "usage_report" usage_report: any Value,
     }
 }
 
@@ -97,7 +97,7 @@ wire_struct! {
         /// An echo of input (`--replay-user-messages`, or after `set_model`).
         "isReplay" is_replay: opt bool,
         /// The tool's structured output (its shape depends on the tool; errors are a string).
-        "tool_use_result" tool_use_result: opt Value,
+        "tool_use_result" tool_use_result: any Value,
         /// Permission decisions behind each tool result.
         "tool_result_meta" tool_result_meta: opt Vec<ToolResultMeta>,
         /// Queue priority of a host message.
@@ -115,7 +115,7 @@ wire_struct! {
         /// The subagent's task.
         "task_description" task_description: opt String,
         /// Files attached to an echoed message.
-        "file_attachments" file_attachments: opt Value,
+        "file_attachments" file_attachments: any Value,
     }
 }
 
@@ -264,15 +264,15 @@ wire_struct! {
         /// Every user message merged into this turn.
         "user_message_uuids" user_message_uuids: opt Vec<String>,
         /// Structured output (`--json-schema`).
-        "structured_output" structured_output: opt Value,
+        "structured_output" structured_output: any Value,
         /// A tool call deferred by a hook.
-        "deferred_tool_use" deferred_tool_use: opt Value,
+        "deferred_tool_use" deferred_tool_use: any Value,
         /// Fast mode state.
         "fast_mode_state" fast_mode_state: opt String,
         /// Why fast mode is off.
         "fast_mode_disabled_reason" fast_mode_disabled_reason: opt String,
         /// Subagent counters.
-        "subagent_stats" subagent_stats: opt Value,
+        "subagent_stats" subagent_stats: any Value,
         /// Safety stops.
         "safety_stops" safety_stops: opt Number,
         /// Time to first token.
@@ -292,11 +292,11 @@ wire_struct! {
         /// Why start-up failed.
         "startup_failure_reason" startup_failure_reason: opt String,
         /// The invalid config file behind a start-up failure.
-        "invalid_config_file" invalid_config_file: opt Value,
+        "invalid_config_file" invalid_config_file: any Value,
         /// When the credential expires.
         "credential_expires_at" credential_expires_at: opt Number,
         /// A local slash command's result.
-        "local_command" local_command: opt Value,
+        "local_command" local_command: any Value,
         /// Why a resumed turn resumed.
         "resume_reason" resume_reason: opt String,
     }
@@ -333,6 +333,6 @@ wire_struct! {
         /// The call id.
         "tool_use_id" tool_use_id: opt String,
         /// The input it was called with.
-        "tool_input" tool_input: opt Value,
+        "tool_input" tool_input: any Value,
     }
 }

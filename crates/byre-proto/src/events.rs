@@ -27,7 +27,7 @@ wire_struct! {
         /// The subagent's type.
         "subagent_type" subagent_type: opt String,
         /// A subagent's API retry.
-        "subagent_retry" subagent_retry: opt Value,
+        "subagent_retry" subagent_retry: any Value,
         /// What the tool is doing.
         "description" description: opt String,
         /// The session.
@@ -166,7 +166,7 @@ wire_struct! {
     /// `active_goal`: the goal the agent works towards, or `null` when cleared.
     pub struct ActiveGoalMessage {
         /// The goal.
-        "value" value: opt Value,
+        "value" value: any Value,
         /// The session.
         "session_id" session_id: opt String,
         /// This line's id.
@@ -178,7 +178,7 @@ wire_struct! {
     /// `keep_alive`: liveness, sent by either side; receivers ignore it.
     pub struct KeepAliveMessage {
         /// A start-up mark, when asked for.
-        "startup_mark" startup_mark: opt Value,
+        "startup_mark" startup_mark: any Value,
     }
 }
 

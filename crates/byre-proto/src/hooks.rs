@@ -37,7 +37,7 @@ macro_rules! hook_input {
                 /// The subagent's type (or the main agent's, with `--agent`).
                 "agent_type" agent_type: opt String,
                 /// The reasoning effort, like `{"level":"medium"}`.
-                "effort" effort: opt Value,
+                "effort" effort: any Value,
                 $( $(#[$fmeta])* $key $field: $kind $ty, )*
             }
         }
@@ -238,7 +238,7 @@ hook_input! {
         /// The tool.
         "tool_name" tool_name: req String,
         /// Its input.
-        "tool_input" tool_input: opt Value,
+        "tool_input" tool_input: any Value,
         /// The tool call.
         "tool_use_id" tool_use_id: opt String,
         /// The MCP server, for an MCP tool.
@@ -252,9 +252,9 @@ hook_input! {
         /// The tool.
         "tool_name" tool_name: req String,
         /// Its input.
-        "tool_input" tool_input: opt Value,
+        "tool_input" tool_input: any Value,
         /// What it returned.
-        "tool_response" tool_response: opt Value,
+        "tool_response" tool_response: any Value,
         /// The tool call.
         "tool_use_id" tool_use_id: opt String,
         /// How long it ran, in milliseconds.
@@ -270,7 +270,7 @@ hook_input! {
         /// The tool.
         "tool_name" tool_name: req String,
         /// Its input.
-        "tool_input" tool_input: opt Value,
+        "tool_input" tool_input: any Value,
         /// The tool call.
         "tool_use_id" tool_use_id: opt String,
         /// The error.
@@ -290,11 +290,11 @@ wire_struct! {
         /// The tool.
         "tool_name" tool_name: opt String,
         /// Its input.
-        "tool_input" tool_input: opt Value,
+        "tool_input" tool_input: any Value,
         /// The tool call.
         "tool_use_id" tool_use_id: opt String,
         /// What it returned.
-        "tool_response" tool_response: opt Value,
+        "tool_response" tool_response: any Value,
     }
 }
 
@@ -432,7 +432,7 @@ hook_input! {
         /// The kind of API error.
         "error" error: opt AssistantError,
         /// Details of the error.
-        "error_details" error_details: opt Value,
+        "error_details" error_details: any Value,
         /// The text of the last assistant message.
         "last_assistant_message" last_assistant_message: opt String,
     }
@@ -533,7 +533,7 @@ hook_input! {
         /// The tool.
         "tool_name" tool_name: req String,
         /// Its input.
-        "tool_input" tool_input: opt Value,
+        "tool_input" tool_input: any Value,
         /// Rule changes the prompt would offer.
         "permission_suggestions" permission_suggestions: opt Vec<PermissionUpdate>,
         /// The MCP server, for an MCP tool.
@@ -547,7 +547,7 @@ hook_input! {
         /// The tool.
         "tool_name" tool_name: req String,
         /// Its input.
-        "tool_input" tool_input: opt Value,
+        "tool_input" tool_input: any Value,
         /// The tool call.
         "tool_use_id" tool_use_id: opt String,
         /// Why it was denied.
@@ -621,7 +621,7 @@ hook_input! {
         /// The elicitation.
         "elicitation_id" elicitation_id: opt String,
         /// The JSON Schema of the expected answer.
-        "requested_schema" requested_schema: opt Value,
+        "requested_schema" requested_schema: any Value,
     }
 }
 
@@ -637,7 +637,7 @@ hook_input! {
         /// `accept`, `decline` or `cancel`.
         "action" action: opt String,
         /// The answer, when accepted.
-        "content" content: opt Value,
+        "content" content: any Value,
     }
 }
 
@@ -727,7 +727,7 @@ hook_input! {
         /// Whether this is the last piece.
         "final" final_: opt bool,
         /// The text to display.
-        "delta" delta: opt Value,
+        "delta" delta: any Value,
     }
 }
 
@@ -737,7 +737,7 @@ hook_input! {
         /// `Bash` or `PowerShell`.
         "tool_name" tool_name: opt String,
         /// The tool's input (`{"command": ...}`).
-        "tool_input" tool_input: opt Value,
+        "tool_input" tool_input: any Value,
         /// The tool call.
         "tool_use_id" tool_use_id: opt String,
         /// The skill's command.
@@ -861,7 +861,7 @@ wire_struct! {
         /// Why (shown to the model on deny).
         "permissionDecisionReason" permission_decision_reason: opt String,
         /// The input to run the tool with instead.
-        "updatedInput" updated_input: opt Value,
+        "updatedInput" updated_input: any Value,
         /// Context added for the model.
         "additionalContext" additional_context: opt String,
     }
@@ -874,9 +874,9 @@ wire_struct! {
         /// Context added for the model.
         "additionalContext" additional_context: opt String,
         /// A replacement tool output (must fit the built-in tool's output schema).
-        "updatedToolOutput" updated_tool_output: opt Value,
+        "updatedToolOutput" updated_tool_output: any Value,
         /// A replacement MCP tool output (legacy).
-        "updatedMCPToolOutput" updated_mcp_tool_output: opt Value,
+        "updatedMCPToolOutput" updated_mcp_tool_output: any Value,
         /// Context for the permission classifier.
         "classifierContext" classifier_context: opt String,
     }
@@ -968,7 +968,7 @@ wire_struct! {
         /// `accept`, `decline` or `cancel`.
         "action" action: opt String,
         /// The answer, with `accept`.
-        "content" content: opt Value,
+        "content" content: any Value,
     }
 }
 
@@ -1008,7 +1008,7 @@ wire_struct! {
         /// Why.
         "permissionDecisionReason" permission_decision_reason: opt String,
         /// A replacement input (any value blocks the command).
-        "updatedInput" updated_input: opt Value,
+        "updatedInput" updated_input: any Value,
     }
 }
 

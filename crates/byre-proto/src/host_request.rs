@@ -150,23 +150,23 @@ wire_struct! {
         /// Names of in-process (sdk) MCP servers.
         "sdkMcpServers" sdk_mcp_servers: opt Vec<String>,
         /// Per-server settings of in-process MCP servers.
-        "sdkMcpServerConfigs" sdk_mcp_server_configs: opt Value,
+        "sdkMcpServerConfigs" sdk_mcp_server_configs: any Value,
         /// Pre-run MCP handshakes of in-process servers.
-        "sdkMcpServerManifests" sdk_mcp_server_manifests: opt Value,
+        "sdkMcpServerManifests" sdk_mcp_server_manifests: any Value,
         /// Structured output schema.
-        "jsonSchema" json_schema: opt Value,
+        "jsonSchema" json_schema: any Value,
         /// The system prompt, as blocks.
-        "systemPrompt" system_prompt: opt Value,
+        "systemPrompt" system_prompt: any Value,
         /// Text appended to the system prompt.
         "appendSystemPrompt" append_system_prompt: opt String,
         /// A system prompt snapshot.
-        "systemPromptSnapshot" system_prompt_snapshot: opt Value,
+        "systemPromptSnapshot" system_prompt_snapshot: any Value,
         /// Leave dynamic sections out of the system prompt.
         "excludeDynamicSections" exclude_dynamic_sections: opt bool,
         /// Plan mode instructions.
         "planModeInstructions" plan_mode_instructions: opt String,
         /// Tool aliases.
-        "toolAliases" tool_aliases: opt Value,
+        "toolAliases" tool_aliases: any Value,
         /// Subagent definitions by name.
         "agents" agents: opt BTreeMap<String, AgentDefinition>,
         /// The session title.
@@ -184,9 +184,9 @@ wire_struct! {
         /// Offer a stop button per task.
         "perTaskStopAffordance" per_task_stop_affordance: opt bool,
         /// Plugins.
-        "plugins" plugins: opt Value,
+        "plugins" plugins: any Value,
         /// MCP servers (read only with `--await-initialize`).
-        "mcpServers" mcp_servers: opt Value,
+        "mcpServers" mcp_servers: any Value,
     }
 }
 
@@ -205,7 +205,7 @@ wire_struct! {
         /// Its model (`inherit`, an alias, or an id).
         "model" model: opt String,
         /// MCP servers (names or inline configs).
-        "mcpServers" mcp_servers: opt Value,
+        "mcpServers" mcp_servers: any Value,
         /// Skills.
         "skills" skills: opt Vec<String>,
         /// A first prompt.
@@ -217,7 +217,7 @@ wire_struct! {
         /// Memory scope (`user`, `project`, `local`).
         "memory" memory: opt String,
         /// Effort level.
-        "effort" effort: opt Value,
+        "effort" effort: any Value,
         /// Its permission mode.
         "permissionMode" permission_mode: opt PermissionMode,
     }
@@ -255,7 +255,7 @@ wire_struct! {
         /// Whether plugins sent here were applied.
         "plugins_applied" plugins_applied: opt bool,
         /// What became of pre-run MCP handshakes.
-        "sdk_mcp_manifests_parked" sdk_mcp_manifests_parked: opt Value,
+        "sdk_mcp_manifests_parked" sdk_mcp_manifests_parked: any Value,
         /// Fast mode state.
         "fast_mode_state" fast_mode_state: opt String,
         /// Why fast mode is off.
@@ -431,11 +431,11 @@ wire_struct! {
         /// `connected`, `failed`, `needs-auth`, `pending` or `disabled`.
         "status" status: opt crate::values::McpServerState,
         /// What the server said about itself.
-        "serverInfo" server_info: opt Value,
+        "serverInfo" server_info: any Value,
         /// Its error.
         "error" error: opt String,
         /// Its configuration.
-        "config" config: opt Value,
+        "config" config: any Value,
         /// Its scope (`dynamic`, ...).
         "scope" scope: opt String,
         /// Where it was configured (`sdk`, ...).
@@ -455,9 +455,9 @@ wire_struct! {
         /// What it does.
         "description" description: opt String,
         /// Its annotations.
-        "annotations" annotations: opt Value,
+        "annotations" annotations: any Value,
         /// Its metadata.
-        "_meta" meta: opt Value,
+        "_meta" meta: any Value,
     }
 }
 
@@ -517,7 +517,7 @@ wire_struct! {
         /// The tool (`mcp__server__tool`).
         "tool" tool: req String,
         /// Its arguments.
-        "arguments" arguments: opt Value,
+        "arguments" arguments: any Value,
         /// Turn errors into a soft result.
         "soft_error_result" soft_error_result: opt bool,
         /// A deadline.
@@ -572,29 +572,29 @@ wire_struct! {
         /// Percent used.
         "percentage" percentage: opt Number,
         /// A grid for display.
-        "gridRows" grid_rows: opt Value,
+        "gridRows" grid_rows: any Value,
         /// The model.
         "model" model: opt String,
         /// Memory files.
-        "memoryFiles" memory_files: opt Value,
+        "memoryFiles" memory_files: any Value,
         /// MCP tools.
-        "mcpTools" mcp_tools: opt Value,
+        "mcpTools" mcp_tools: any Value,
         /// MCP instructions.
-        "mcpInstructions" mcp_instructions: opt Value,
+        "mcpInstructions" mcp_instructions: any Value,
         /// Agents.
-        "agents" agents: opt Value,
+        "agents" agents: any Value,
         /// Slash commands.
-        "slashCommands" slash_commands: opt Value,
+        "slashCommands" slash_commands: any Value,
         /// Skills.
-        "skills" skills: opt Value,
+        "skills" skills: any Value,
         /// When auto-compaction starts.
         "autoCompactThreshold" auto_compact_threshold: opt Number,
         /// Whether auto-compaction is on.
         "isAutoCompactEnabled" is_auto_compact_enabled: opt bool,
         /// Usage by message kind.
-        "messageBreakdown" message_breakdown: opt Value,
+        "messageBreakdown" message_breakdown: any Value,
         /// Usage reported by the API.
-        "apiUsage" api_usage: opt Value,
+        "apiUsage" api_usage: any Value,
     }
 }
 
@@ -603,7 +603,7 @@ wire_struct! {
     #[derive(Default)]
     pub struct GetUsageRequest {
         /// Behaviours to skip.
-        "skip_behaviors" skip_behaviors: opt Value,
+        "skip_behaviors" skip_behaviors: any Value,
     }
 }
 
@@ -612,11 +612,11 @@ wire_struct! {
     #[derive(Default)]
     pub struct UsageResponse {
         /// Session totals.
-        "session" session: opt Value,
+        "session" session: any Value,
         /// The subscription.
         "subscription_type" subscription_type: opt String,
         /// Rate limits.
-        "rate_limits" rate_limits: opt Value,
+        "rate_limits" rate_limits: any Value,
     }
 }
 
@@ -749,13 +749,13 @@ wire_struct! {
     #[derive(Default)]
     pub struct SettingsResponse {
         /// The effective settings.
-        "effective" effective: opt Value,
+        "effective" effective: any Value,
         /// Settings per source.
-        "sources" sources: opt Value,
+        "sources" sources: any Value,
         /// Served settings state.
-        "served_settings_state" served_settings_state: opt Value,
+        "served_settings_state" served_settings_state: any Value,
         /// Applied values (model, effort, ...).
-        "applied" applied: opt Value,
+        "applied" applied: any Value,
     }
 }
 
@@ -809,7 +809,7 @@ wire_struct! {
         /// Whether it was held.
         "held" held: opt bool,
         /// The cache impact.
-        "cache_impact" cache_impact: opt Value,
+        "cache_impact" cache_impact: any Value,
     }
 }
 

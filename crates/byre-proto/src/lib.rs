@@ -66,14 +66,19 @@
 //! - an unknown `type`, `system` subtype, control subtype, content block, stream event,
 //!   delta or hook event becomes an `Unknown` variant holding the object's keys;
 //! - every struct keeps the fields it does not know in `extra`;
-//! - a known field received as `null` keeps its `null` (in `extra`), so null and absent stay
-//!   distinct;
+//! - a typed optional field received as `null` decodes as `None` and its `null` is remembered
+//!   (`is_null`, `set_null`), so null and absent stay distinct; a field that holds any JSON
+//!   value keeps `null` as `Some(Value::Null)`;
+//! - numbers keep their form: integers stay integers, and floats decode to the nearest `f64`
+//!   and are written back exactly;
 //! - values the CLI extends (stop reasons, terminal reasons, permission modes, task status,
 //!   error kinds, ...) are open strings: named constants plus any other string;
 //! - a message of a known type whose fields do not fit the model (a string where a number
 //!   was expected) becomes `Unknown` with the reason in [`Unknown::mismatch`].
 //!
-//! Encoding a decoded message gives back the same JSON value (key order may differ). The
+//! Encoding a decoded message gives back the same JSON value (key order may differ). A key
+//! repeated in one object is kept once (the first `type`; the last of other keys). Nesting is
+//! limited to 128 levels, as in `serde_json`: deeper lines are `NotJson` errors. The
 //! [`FindUnknown`] trait tells whether a decoded tree is fully typed, and where it is not.
 //!
 //! ## Example lines

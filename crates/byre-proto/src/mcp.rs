@@ -12,13 +12,13 @@ wire_struct! {
         /// Always `"2.0"`.
         "jsonrpc" jsonrpc: opt String,
         /// The id of a request or response (a number or a string); absent on notifications.
-        "id" id: opt Value,
+        "id" id: any Value,
         /// The method of a request or notification.
         "method" method: opt String,
         /// The parameters of a request or notification.
-        "params" params: opt Value,
+        "params" params: any Value,
         /// A response's result.
-        "result" result: opt Value,
+        "result" result: any Value,
         /// A response's error.
         "error" error: opt JsonRpcError,
     }
@@ -32,7 +32,7 @@ wire_struct! {
         /// The message.
         "message" message: req String,
         /// Extra data.
-        "data" data: opt Value,
+        "data" data: any Value,
     }
 }
 

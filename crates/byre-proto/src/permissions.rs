@@ -109,7 +109,7 @@ wire_struct! {
     #[derive(Default)]
     pub struct PermissionAllow {
         /// The input to run it with (send the original input if unchanged).
-        "updatedInput" updated_input: opt Value,
+        "updatedInput" updated_input: any Value,
         /// Rule changes to apply (all or none are applied).
         "updatedPermissions" updated_permissions: opt Vec<PermissionUpdate>,
         /// The tool call.

@@ -111,7 +111,7 @@ wire_struct! {
         /// Final output usage.
         "usage" usage: opt Usage,
         /// Context management applied.
-        "context_management" context_management: opt Value,
+        "context_management" context_management: any Value,
     }
 }
 
@@ -123,9 +123,9 @@ wire_struct! {
         /// The stop sequence that matched.
         "stop_sequence" stop_sequence: opt String,
         /// Container information.
-        "container" container: opt Value,
+        "container" container: any Value,
         /// Details about the stop.
-        "stop_details" stop_details: opt Value,
+        "stop_details" stop_details: any Value,
     }
 }
 

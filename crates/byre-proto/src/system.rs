@@ -184,7 +184,7 @@ wire_struct! {
         /// This line's id.
         "uuid" uuid: opt String,
         /// Memory file paths.
-        "memory_paths" memory_paths: opt Value,
+        "memory_paths" memory_paths: any Value,
         /// The directory the CLI started in.
         "original_cwd" original_cwd: opt String,
         /// Extra directories (`--add-dir`).
@@ -196,7 +196,7 @@ wire_struct! {
         /// Why fast mode is off.
         "fast_mode_disabled_reason" fast_mode_disabled_reason: opt String,
         /// The effort level.
-        "effort" effort: opt Value,
+        "effort" effort: any Value,
         /// Whether per-turn effort is active.
         "per_turn_effort_active" per_turn_effort_active: opt bool,
         /// Whether ultrathink is available.
@@ -248,7 +248,7 @@ wire_struct! {
     /// `system/compact_boundary`.
     pub struct CompactBoundaryMessage {
         /// What was compacted and why.
-        "compact_metadata" compact_metadata: opt Value,
+        "compact_metadata" compact_metadata: any Value,
         /// The session.
         "session_id" session_id: opt String,
         /// This line's id.
@@ -270,7 +270,7 @@ wire_struct! {
         /// The error kind.
         "error" error: opt AssistantError,
         /// Set when no response came at all.
-        "no_response" no_response: opt Value,
+        "no_response" no_response: any Value,
         /// The session.
         "session_id" session_id: opt String,
         /// This line's id.

@@ -401,7 +401,8 @@ pub(crate) fn with_key(path: &mut String, key: &str, f: impl FnOnce(&mut String)
 }
 
 /// Declares an object type with required (`req`) and optional (`opt`) fields and an `extra`
-/// map for the rest. Syntax: `"wire_key" rust_name: req Type,` or `... opt Type,`.
+/// map for the rest. Syntax: `"wire_key" rust_name: req Type,` or `... opt Type,`, or
+/// `... any Value,` for a field holding any JSON value, where `null` decodes as `Some(Null)`.
 macro_rules! wire_struct {
     (
         $(#[$meta:meta])*
@@ -558,6 +559,7 @@ macro_rules! wire_struct {
 
     (@ty req $ty:ty) => { $ty };
     (@ty opt $ty:ty) => { Option<$ty> };
+    (@ty any $ty:ty) => { Option<$ty> };
 
     (@accept req $ty:ty, $p:ident, $field:ident, $bit:expr, $map:ident) => {
         $p.$field = Some($map.next_value::<$ty>()?);
@@ -567,6 +569,13 @@ macro_rules! wire_struct {
         $p.extra.set_null_bit($bit as u32, $p.$field.is_none());
     };
 
+    (@accept any $ty:ty, $p:ident, $field:ident, $bit:expr, $map:ident) => {
+        $p.$field = Some($map.next_value::<$ty>()?);
+    };
+
+    (@accept_value any $ty:ty, $p:ident, $field:ident, $bit:expr, $value:ident) => {
+        $p.$field = Some($crate::wire::from_value::<$ty, E>($value)?);
+    };
     (@accept_value req $ty:ty, $p:ident, $field:ident, $bit:expr, $value:ident) => {
         $p.$field = Some($crate::wire::from_value::<$ty, E>($value)?);
     };
@@ -579,6 +588,7 @@ macro_rules! wire_struct {
         $slot.ok_or_else(|| E::missing_field($key))?
     };
     (@finish opt $slot:expr, $key:literal) => { $slot };
+    (@finish any $slot:expr, $key:literal) => { $slot };
 
     (@ser req $map:ident, $key:literal, $v:expr, $null:expr) => {
         $map.serialize_entry($key, $v)?;
@@ -591,6 +601,13 @@ macro_rules! wire_struct {
         }
     };
 
+    (@ser any $map:ident, $key:literal, $v:expr, $null:expr) => {
+        if let Some(v) = $v {
+            $map.serialize_entry($key, v)?;
+        }
+    };
+
+    (@is_set any $v:expr, $null:expr) => { $v.is_some() };
     (@is_set req $v:expr, $null:expr) => { true };
     (@is_set opt $v:expr, $null:expr) => { $v.is_some() || $null };
 }
@@ -684,6 +701,10 @@ macro_rules! wire_enum {
                                 let value: serde_json::Value = map.next_value()?;
                                 buffered.push((key.into_owned(), value));
                             }
+                        }
+                        // A repeated tag would be written twice on encode: keep the first.
+                        _ if key.as_str() == $tag => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
                         }
                         $( Partial::$var(inner) => {
                             <$ty as $crate::wire::WireObject>::accept(inner, key, map)?;

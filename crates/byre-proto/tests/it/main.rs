@@ -1,1 +1,6 @@
-//! Integration tests of byre-proto.
+//! Integration tests of byre-proto: the recorded corpus, property tests and hand-written edges.
+
+mod corpus;
+mod edges;
+mod roundtrip;
+mod support;
