@@ -30,6 +30,9 @@ mod tests {
                 !text.starts_with("//!")
             })
             .collect();
-        assert!(missing.is_empty(), "files without a leading //! line: {missing:?}");
+        assert!(
+            missing.is_empty(),
+            "files without a leading //! line: {missing:?}"
+        );
     }
 }
