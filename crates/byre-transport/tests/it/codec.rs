@@ -1,0 +1,289 @@
+//! The codec's edge cases, in the manner of tokio-util's codec tests, and chunking properties
+//! over the recorded corpus.
+
+use byre_proto::{CliMessage, HostMessage, UserMessage};
+use byre_transport::{BadLineReason, Frame, NdjsonCodec};
+use bytes::BytesMut;
+use proptest::prelude::*;
+use tokio_util::codec::{Decoder, Encoder};
+
+/// Feeds `input` in the given chunk sizes (cycled), then ends the input; returns every frame.
+fn decode_chunked(
+    codec: &mut NdjsonCodec,
+    input: &[u8],
+    chunks: &[usize],
+) -> Vec<Frame<CliMessage>> {
+    let mut buf = BytesMut::new();
+    let mut frames = Vec::new();
+    let mut at = 0;
+    let mut sizes = chunks.iter().copied().cycle();
+    while at < input.len() {
+        let n = sizes
+            .next()
+            .unwrap_or(input.len())
+            .max(1)
+            .min(input.len() - at);
+        buf.extend_from_slice(&input[at..at + n]);
+        at += n;
+        while let Some(frame) = codec.decode(&mut buf).expect("decode never errs") {
+            frames.push(frame);
+        }
+    }
+    while let Some(frame) = codec.decode_eof(&mut buf).expect("decode_eof never errs") {
+        frames.push(frame);
+    }
+    frames
+}
+
+fn decode_all(input: &[u8]) -> Vec<Frame<CliMessage>> {
+    decode_chunked(&mut NdjsonCodec::new(), input, &[input.len().max(1)])
+}
+
+fn kinds(frames: &[Frame<CliMessage>]) -> Vec<String> {
+    frames
+        .iter()
+        .map(|f| match f {
+            Frame::Message(m) => m.kind().to_owned(),
+            Frame::BadLine(b) => format!("bad:{}:{}", b.len, short(&b.reason)),
+        })
+        .collect()
+}
+
+fn short(reason: &BadLineReason) -> &'static str {
+    match reason {
+        BadLineReason::NotJson(_) => "json",
+        BadLineReason::NotObject => "object",
+        BadLineReason::NoType => "type",
+        BadLineReason::TooLong { .. } => "long",
+        _ => "other",
+    }
+}
+
+const KEEP: &str = r#"{"type":"keep_alive"}"#;
+const STATUS: &str =
+    r#"{"type":"system","subtype":"status","status":"requesting","session_id":"s","uuid":"u"}"#;
+
+#[test]
+fn one_line_per_frame() {
+    let input = format!("{KEEP}\n{STATUS}\n");
+    assert_eq!(
+        kinds(&decode_all(input.as_bytes())),
+        ["keep_alive", "system"]
+    );
+}
+
+#[test]
+fn byte_by_byte() {
+    let input = format!("{KEEP}\n{STATUS}\n{KEEP}");
+    let frames = decode_chunked(&mut NdjsonCodec::new(), input.as_bytes(), &[1]);
+    assert_eq!(kinds(&frames), ["keep_alive", "system", "keep_alive"]);
+}
+
+#[test]
+fn split_inside_a_utf8_character() {
+    let line = r#"{"type":"system","subtype":"notification","text":"caf\u00e9 · ☃ 😀"}"#;
+    let raw = "{\"type\":\"system\",\"subtype\":\"notification\",\"text\":\"café · ☃ 😀\"}\n";
+    for split in 1..raw.len() {
+        let frames = decode_chunked(&mut NdjsonCodec::new(), raw.as_bytes(), &[split]);
+        assert_eq!(kinds(&frames), ["system"], "split every {split} bytes");
+        let Frame::Message(m) = &frames[0] else {
+            unreachable!()
+        };
+        assert_eq!(
+            m.to_value(),
+            serde_json::from_str::<serde_json::Value>(raw).unwrap()
+        );
+    }
+    assert_eq!(kinds(&decode_all(line.as_bytes())), ["system"]);
+}
+
+#[test]
+fn crlf_bom_and_blank_lines() {
+    let input = format!("\u{feff}{KEEP}\r\n\r\n   \n\n{STATUS}\r\n\t\n");
+    assert_eq!(
+        kinds(&decode_all(input.as_bytes())),
+        ["keep_alive", "system"]
+    );
+}
+
+#[test]
+fn a_bom_is_only_skipped_before_the_first_line() {
+    let input = format!("{KEEP}\n\u{feff}{KEEP}\n");
+    let frames = decode_all(input.as_bytes());
+    assert_eq!(kinds(&frames), ["keep_alive", "bad:24:json"]);
+}
+
+#[test]
+fn final_line_without_newline() {
+    let frames = decode_all(KEEP.as_bytes());
+    assert_eq!(kinds(&frames), ["keep_alive"]);
+}
+
+#[test]
+fn eof_in_the_middle_of_a_line_reports_it() {
+    let input = format!("{KEEP}\n{{\"type\":\"assis");
+    let frames = decode_all(input.as_bytes());
+    assert_eq!(kinds(&frames), ["keep_alive", "bad:14:json"]);
+}
+
+#[test]
+fn bad_lines_are_items_not_errors() {
+    let input = format!("not json\n[1,2,3]\n{{}}\n{{\"type\":5}}\n{KEEP}\n");
+    let frames = decode_all(input.as_bytes());
+    assert_eq!(
+        kinds(&frames),
+        [
+            "bad:8:json",
+            "bad:7:object",
+            "bad:2:type",
+            "bad:10:type",
+            "keep_alive"
+        ]
+    );
+    let Frame::BadLine(first) = &frames[0] else {
+        unreachable!()
+    };
+    assert_eq!(first.head, "not json");
+}
+
+#[test]
+fn unknown_types_are_messages() {
+    let frames = decode_all(b"{\"type\":\"from_the_future\",\"x\":1}\n");
+    let [Frame::Message(CliMessage::Unknown(u))] = frames.as_slice() else {
+        panic!("{frames:?}")
+    };
+    assert_eq!(u.get_str("type"), Some("from_the_future"));
+}
+
+#[test]
+fn a_line_over_the_limit_is_skipped_and_decoding_resumes() {
+    let long = format!(
+        "{{\"type\":\"assistant\",\"pad\":\"{}\"}}",
+        "x".repeat(5000)
+    );
+    let input = format!("{KEEP}\n{long}\n{STATUS}\n{KEEP}\n");
+    for chunk in [1, 7, 64, 1000, 100_000] {
+        let mut codec = NdjsonCodec::with_max_line(1024);
+        let frames = decode_chunked(&mut codec, input.as_bytes(), &[chunk]);
+        assert_eq!(
+            kinds(&frames),
+            [
+                "keep_alive",
+                &format!("bad:{}:long", long.len()),
+                "system",
+                "keep_alive"
+            ],
+            "chunks of {chunk}"
+        );
+    }
+}
+
+#[test]
+fn an_over_long_last_line_at_eof_is_reported() {
+    let long = "y".repeat(3000);
+    let mut codec = NdjsonCodec::with_max_line(100);
+    let frames = decode_chunked(&mut codec, long.as_bytes(), &[256]);
+    assert_eq!(kinds(&frames), ["bad:3000:long"]);
+}
+
+#[test]
+fn skipping_keeps_memory_bounded() {
+    // Feed 20 MB of one line in 64 KiB chunks: the buffer never holds more than the limit plus
+    // one chunk.
+    let mut codec: NdjsonCodec = NdjsonCodec::with_max_line(1 << 20);
+    let mut buf = BytesMut::new();
+    let chunk = vec![b'z'; 64 * 1024];
+    let mut peak = 0;
+    for _ in 0..320 {
+        buf.extend_from_slice(&chunk);
+        assert!(codec.decode(&mut buf).unwrap().is_none());
+        peak = peak.max(buf.len());
+    }
+    buf.extend_from_slice(b"\n");
+    let frame = codec.decode(&mut buf).unwrap();
+    assert!(peak <= (1 << 20) + chunk.len(), "peak {peak}");
+    let Some(Frame::BadLine(bad)) = frame else {
+        panic!("{frame:?}")
+    };
+    assert_eq!(bad.len, 320 * 64 * 1024);
+}
+
+#[test]
+fn many_tiny_lines() {
+    let input = format!("{KEEP}\n").repeat(10_000);
+    let frames = decode_chunked(&mut NdjsonCodec::new(), input.as_bytes(), &[4096]);
+    assert_eq!(frames.len(), 10_000);
+}
+
+#[test]
+fn a_line_exactly_at_the_limit_is_kept() {
+    let mut codec = NdjsonCodec::with_max_line(KEEP.len());
+    let frames = decode_chunked(&mut codec, format!("{KEEP}\n{KEEP}x\n").as_bytes(), &[3]);
+    assert_eq!(
+        kinds(&frames),
+        ["keep_alive", &format!("bad:{}:long", KEEP.len() + 1)]
+    );
+}
+
+#[test]
+fn the_encoder_writes_exactly_one_line() {
+    let mut codec: NdjsonCodec = NdjsonCodec::new();
+    let mut buf = BytesMut::new();
+    let prompt = HostMessage::User(Box::new(UserMessage::prompt(
+        "two\nlines and a \u{2028} separator",
+    )));
+    codec.encode(&prompt, &mut buf).unwrap();
+    assert_eq!(buf.iter().filter(|&&b| b == b'\n').count(), 1);
+    assert_eq!(buf.last(), Some(&b'\n'));
+    let mut reader: NdjsonCodec<HostMessage> = NdjsonCodec::new();
+    let Some(Frame::Message(back)) = reader.decode(&mut buf).unwrap() else {
+        panic!()
+    };
+    assert_eq!(back, prompt);
+}
+
+/// Every `recv` message of the corpus as one line, as the CLI wrote it.
+fn corpus() -> Vec<u8> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/transcripts");
+    let mut out = Vec::new();
+    let mut dirs = vec![root];
+    let mut files = Vec::new();
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    for file in files {
+        for line in std::fs::read_to_string(file).unwrap().lines() {
+            if let Some(at) = line.find(r#""msg": "#) {
+                if line.starts_with(r#"{"dir": "recv""#) {
+                    out.extend_from_slice(&line.as_bytes()[at + 7..line.len() - 1]);
+                    out.push(b'\n');
+                }
+            }
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn any_chunking_of_the_corpus_gives_the_same_frames(
+        chunks in proptest::collection::vec(1usize..5000, 1..20)
+    ) {
+        let input = corpus();
+        let whole = decode_all(&input);
+        let pieces = decode_chunked(&mut NdjsonCodec::new(), &input, &chunks);
+        prop_assert_eq!(whole.len(), input.iter().filter(|&&b| b == b'\n').count());
+        prop_assert!(whole.iter().all(|f| matches!(f, Frame::Message(_))));
+        prop_assert_eq!(pieces, whole);
+    }
+}

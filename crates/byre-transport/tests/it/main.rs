@@ -1,0 +1,3 @@
+//! Integration tests of byre-transport.
+
+mod codec;
