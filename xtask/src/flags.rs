@@ -7,13 +7,25 @@ usage: cargo xtask <task>
 
 tasks:
   test                                   fmt --check, clippy -D warnings, every test, strict replay
-  replay [--strict] [--explain] PATH...  decode and re-encode transcripts (files or folders)";
+  replay [--strict] [--explain] PATH...  decode and re-encode transcripts (files or folders)
+  cli                                    install the pinned Claude Code CLI if missing; print its path
+  fake-model --script FILE [--port N]    serve a fake Messages API on loopback until Ctrl-C";
 
 /// A parsed command line.
 pub(crate) enum Task {
     Test,
     Replay(Replay),
+    Cli,
+    FakeModel(FakeModel),
     Help,
+}
+
+/// Flags of `fake-model`.
+pub(crate) struct FakeModel {
+    /// The script file (JSON).
+    pub(crate) script: PathBuf,
+    /// A fixed loopback port; an ephemeral one when absent.
+    pub(crate) port: Option<u16>,
 }
 
 /// Flags of `replay`.
@@ -56,6 +68,29 @@ impl Task {
                     return Err("replay: give at least one PATH".into());
                 }
                 Ok(Task::Replay(flags))
+            }
+            "cli" => {
+                no_args(rest)?;
+                Ok(Task::Cli)
+            }
+            "fake-model" => {
+                let mut script = None;
+                let mut port = None;
+                let mut rest = rest.iter();
+                while let Some(arg) = rest.next() {
+                    match arg.as_str() {
+                        "--script" => script = rest.next().map(PathBuf::from),
+                        "--port" => {
+                            let value = rest.next().ok_or("fake-model: --port needs a number")?;
+                            port = Some(value.parse().map_err(|_| {
+                                format!("fake-model: --port takes a port number, not {value:?}")
+                            })?);
+                        }
+                        other => return Err(format!("fake-model: unexpected argument {other:?}")),
+                    }
+                }
+                let script = script.ok_or("fake-model: give --script FILE")?;
+                Ok(Task::FakeModel(FakeModel { script, port }))
             }
             "help" | "--help" | "-h" => Ok(Task::Help),
             other => Err(format!("unknown task {other:?}")),

@@ -1,6 +1,8 @@
-//! byre's project tasks, run as `cargo xtask <task>`: `test` (everything CI runs) and
-//! `replay` (decode and re-encode recorded transcripts).
+//! byre's project tasks, run as `cargo xtask <task>`: `test` (everything CI runs),
+//! `replay` (decode and re-encode recorded transcripts), `cli` (provision the pinned CLI) and
+//! `fake-model` (serve a scripted fake Messages API).
 
+mod cli;
 mod flags;
 mod replay;
 mod test;
@@ -14,6 +16,8 @@ fn main() -> ExitCode {
     let result = match flags::Task::parse(&args) {
         Ok(flags::Task::Replay(flags)) => replay::run(&flags),
         Ok(flags::Task::Test) => test::run(),
+        Ok(flags::Task::Cli) => cli::run(),
+        Ok(flags::Task::FakeModel(flags)) => fake_model(&flags),
         Ok(flags::Task::Help) => {
             println!("{}", flags::USAGE);
             Ok(true)
@@ -31,6 +35,16 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `cargo xtask fake-model`: serves a script on loopback until Ctrl-C.
+fn fake_model(flags: &flags::FakeModel) -> Result<bool, String> {
+    let script = byre_testkit::Script::from_file(&flags.script).map_err(|e| e.to_string())?;
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    runtime
+        .block_on(byre_testkit::serve_forever(script, flags.port))
+        .map_err(|e| e.to_string())?;
+    Ok(true)
 }
 
 /// The workspace root (the parent of this crate's folder).

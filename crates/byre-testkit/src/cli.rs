@@ -1,0 +1,405 @@
+//! Provisioning of the pinned Claude Code CLI: find the binary, or install it with npm.
+//!
+//! [`claude_bin`] looks, in order, at:
+//!
+//! 1. `BYRE_CLAUDE_BIN`: a binary chosen by the caller. It must exist and be executable; its
+//!    version is not checked, so a different CLI can be tried on purpose.
+//! 2. `<install dir>/node_modules/.bin/claude`, where the install dir is `BYRE_CLI_DIR` or
+//!    `<project root>/.cli`, the project root being the nearest folder holding `Cargo.lock`
+//!    above `CARGO_MANIFEST_DIR` (or the current directory). It is used when its
+//!    `--version` is [`PINNED_CLI_VERSION`].
+//! 3. Otherwise the pinned package is installed there with npm, and checked again.
+//!
+//! Installs are serialised across processes with a lock file in the install dir, so test
+//! binaries running in parallel run npm once. Every failure is a [`ProvisionError`] that says
+//! what to do; nothing is silently skipped.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime};
+
+/// The CLI version byre is tested against.
+pub const PINNED_CLI_VERSION: &str = "2.1.328";
+
+/// The npm package that ships the CLI.
+pub const CLI_PACKAGE: &str = "@anthropic-ai/claude-code";
+
+/// How long `claude --version` may take.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A lock file older than this is taken to be left over from a crashed install.
+const STALE_LOCK: Duration = Duration::from_secs(20 * 60);
+
+/// Why the CLI could not be provided.
+#[derive(Debug, thiserror::Error)]
+pub enum ProvisionError {
+    /// `BYRE_CLAUDE_BIN` names a file that does not exist.
+    #[error("BYRE_CLAUDE_BIN is set to {path}, which does not exist; unset it to let byre-testkit install the pinned CLI ({CLI_PACKAGE}@{PINNED_CLI_VERSION})")]
+    Missing {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// The binary is not an executable file.
+    #[error("{path} is not an executable file (check its permissions, or unset BYRE_CLAUDE_BIN)")]
+    NotExecutable {
+        /// The binary.
+        path: PathBuf,
+    },
+    /// npm is not installed.
+    #[error("npm was not found on PATH ({source}); it is needed to install {CLI_PACKAGE}@{PINNED_CLI_VERSION}. Install Node.js with npm (https://nodejs.org/, or e.g. `apt-get install nodejs npm` / `brew install node`), or set BYRE_CLAUDE_BIN to a claude {PINNED_CLI_VERSION} binary")]
+    NpmMissing {
+        /// The error from starting npm.
+        source: io::Error,
+    },
+    /// `npm install` failed.
+    #[error("`{command}` failed ({status}); last lines of its stderr:\n{stderr_tail}")]
+    NpmFailed {
+        /// The command line that was run.
+        command: String,
+        /// How it ended.
+        status: String,
+        /// The end of what npm wrote on stderr.
+        stderr_tail: String,
+    },
+    /// npm succeeded but the binary is not where it should be.
+    #[error("`npm install` succeeded but {path} does not exist; remove {dir} and try again")]
+    NotInstalled {
+        /// Where the binary was expected.
+        path: PathBuf,
+        /// The install dir.
+        dir: PathBuf,
+    },
+    /// The binary reports another version than the pinned one.
+    #[error("{path} reports version {found:?}, but byre-testkit needs {PINNED_CLI_VERSION}; remove {dir} to reinstall, or set BYRE_CLAUDE_BIN")]
+    WrongVersion {
+        /// The binary.
+        path: PathBuf,
+        /// The version it printed.
+        found: String,
+        /// The install dir.
+        dir: PathBuf,
+    },
+    /// `claude --version` did not run or printed something unexpected.
+    #[error("`{path} --version` failed: {detail}")]
+    Version {
+        /// The binary.
+        path: PathBuf,
+        /// What went wrong.
+        detail: String,
+    },
+    /// No `Cargo.lock` above the start folder.
+    #[error("could not find the project root: no Cargo.lock in {start} or above it; set BYRE_CLI_DIR to choose where the CLI is installed")]
+    NoProjectRoot {
+        /// Where the search started.
+        start: PathBuf,
+    },
+    /// A file-system error.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> ProvisionError {
+    let what = what.into();
+    move |source| ProvisionError::Io { what, source }
+}
+
+/// Paths already checked by this process, so repeated calls do not rerun `--version`.
+static VERIFIED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// The path of a usable `claude` binary, installing the pinned CLI when needed.
+///
+/// Blocking: it may run npm for a minute or more the first time. See the module
+/// documentation for the order in which places are tried.
+pub fn claude_bin() -> Result<PathBuf, ProvisionError> {
+    if let Some(path) = std::env::var_os("BYRE_CLAUDE_BIN").filter(|p| !p.is_empty()) {
+        let path = PathBuf::from(path);
+        if !path.exists() {
+            return Err(ProvisionError::Missing { path });
+        }
+        check_executable(&path)?;
+        return Ok(path);
+    }
+    let dir = install_dir()?;
+    let bin = bin_in(&dir);
+    // One thread of this process at a time; the lock file handles other processes.
+    let mut verified = VERIFIED.lock().unwrap_or_else(|e| e.into_inner());
+    if verified.contains(&bin) && bin.exists() {
+        return Ok(bin);
+    }
+    if installed_version(&bin).as_deref() != Some(PINNED_CLI_VERSION) {
+        fs::create_dir_all(&dir).map_err(io_err(format!("could not create {}", dir.display())))?;
+        let _lock = InstallLock::acquire(&dir)?;
+        // Another process may have installed it while this one waited.
+        if installed_version(&bin).as_deref() != Some(PINNED_CLI_VERSION) {
+            npm_install(&dir)?;
+            if !bin.exists() {
+                return Err(ProvisionError::NotInstalled { path: bin, dir });
+            }
+            check_executable(&bin)?;
+            let found = cli_version(&bin)?;
+            if found != PINNED_CLI_VERSION {
+                return Err(ProvisionError::WrongVersion {
+                    path: bin,
+                    found,
+                    dir,
+                });
+            }
+        }
+    }
+    verified.push(bin.clone());
+    Ok(bin)
+}
+
+/// The version a `claude` binary reports: the first word of `claude --version`
+/// (`2.1.328 (Claude Code)` gives `2.1.328`).
+pub fn cli_version(bin: &Path) -> Result<String, ProvisionError> {
+    let version_err = |detail: String| ProvisionError::Version {
+        path: bin.to_path_buf(),
+        detail,
+    };
+    let (status, stdout, stderr) = run_with_timeout(
+        Command::new(bin)
+            .arg("--version")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env_remove("CLAUDECODE"),
+        VERSION_TIMEOUT,
+    )
+    .map_err(|e| version_err(e.to_string()))?;
+    if !status.success() {
+        return Err(version_err(format!(
+            "it exited with {status}: {}",
+            tail(&stderr, 10)
+        )));
+    }
+    let text = String::from_utf8_lossy(&stdout);
+    let word = text.split_whitespace().next().unwrap_or("");
+    let looks_like_version = !word.is_empty()
+        && word.contains('.')
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".-+".contains(c));
+    if !looks_like_version {
+        return Err(version_err(format!("unexpected output {:?}", text.trim())));
+    }
+    Ok(word.to_string())
+}
+
+/// The folder the pinned CLI is installed in: `BYRE_CLI_DIR`, or `<project root>/.cli`.
+pub fn install_dir() -> Result<PathBuf, ProvisionError> {
+    if let Some(dir) = std::env::var_os("BYRE_CLI_DIR").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    Ok(project_root()?.join(".cli"))
+}
+
+/// The nearest folder holding `Cargo.lock`, at or above `CARGO_MANIFEST_DIR` (read at run
+/// time) or the current directory.
+pub fn project_root() -> Result<PathBuf, ProvisionError> {
+    let start = match std::env::var_os("CARGO_MANIFEST_DIR").filter(|d| !d.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => std::env::current_dir().map_err(io_err("could not read the current directory"))?,
+    };
+    start
+        .ancestors()
+        .find(|dir| dir.join("Cargo.lock").is_file())
+        .map(Path::to_path_buf)
+        .ok_or(ProvisionError::NoProjectRoot { start })
+}
+
+fn bin_in(dir: &Path) -> PathBuf {
+    dir.join("node_modules").join(".bin").join("claude")
+}
+
+/// The version `bin` reports, or `None` when it is missing or does not run (npm will then
+/// replace it).
+fn installed_version(bin: &Path) -> Option<String> {
+    if !bin.exists() {
+        return None;
+    }
+    cli_version(bin).ok()
+}
+
+fn check_executable(path: &Path) -> Result<(), ProvisionError> {
+    let meta = fs::metadata(path).map_err(io_err(format!("could not stat {}", path.display())))?;
+    #[cfg(unix)]
+    let executable = {
+        use std::os::unix::fs::PermissionsExt;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    };
+    #[cfg(not(unix))]
+    let executable = meta.is_file();
+    if executable {
+        Ok(())
+    } else {
+        Err(ProvisionError::NotExecutable {
+            path: path.to_path_buf(),
+        })
+    }
+}
+
+fn npm_install(dir: &Path) -> Result<(), ProvisionError> {
+    let package = format!("{CLI_PACKAGE}@{PINNED_CLI_VERSION}");
+    let dir_arg = dir.to_string_lossy().into_owned();
+    let args = [
+        "install",
+        "--prefix",
+        dir_arg.as_str(),
+        "--no-audit",
+        "--no-fund",
+        "--no-save",
+        package.as_str(),
+    ];
+    let command = format!("npm {}", args.join(" "));
+    eprintln!("byre-testkit: installing the Claude Code CLI: {command}");
+    let output = Command::new("npm")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|source| match source.kind() {
+            io::ErrorKind::NotFound => ProvisionError::NpmMissing { source },
+            _ => ProvisionError::Io {
+                what: format!("could not run `{command}`"),
+                source,
+            },
+        })?;
+    if !output.status.success() {
+        return Err(ProvisionError::NpmFailed {
+            command,
+            status: output.status.to_string(),
+            stderr_tail: tail(&output.stderr, 30),
+        });
+    }
+    Ok(())
+}
+
+/// The last `lines` lines of `bytes`, as text.
+fn tail(bytes: &[u8], lines: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let all: Vec<&str> = text.trim_end().lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// Runs `command` with piped output, killing it if it takes longer than `timeout`.
+fn run_with_timeout(
+    command: &mut Command,
+    timeout: Duration,
+) -> io::Result<(std::process::ExitStatus, Vec<u8>, Vec<u8>)> {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut stderr = child.stderr.take().expect("piped");
+    let out = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stdout.read_to_end(&mut buf);
+        buf
+    });
+    let err = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stderr.read_to_end(&mut buf);
+        buf
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("no answer within {}s", timeout.as_secs()),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    Ok((status, stdout, stderr))
+}
+
+/// `<dir>/.install.lock`, created exclusively and removed on drop.
+struct InstallLock {
+    path: PathBuf,
+}
+
+impl InstallLock {
+    fn acquire(dir: &Path) -> Result<InstallLock, ProvisionError> {
+        let path = dir.join(".install.lock");
+        let mut announced = false;
+        loop {
+            match OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(mut file) => {
+                    let _ = writeln!(file, "{}", std::process::id());
+                    return Ok(InstallLock { path });
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    if lock_is_stale(&path) {
+                        let _ = fs::remove_file(&path);
+                        continue;
+                    }
+                    if !announced {
+                        eprintln!(
+                            "byre-testkit: waiting for another process installing the CLI ({})",
+                            path.display()
+                        );
+                        announced = true;
+                    }
+                    std::thread::sleep(Duration::from_millis(250));
+                }
+                Err(source) => {
+                    return Err(ProvisionError::Io {
+                        what: format!("could not create the lock file {}", path.display()),
+                        source,
+                    })
+                }
+            }
+        }
+    }
+}
+
+impl Drop for InstallLock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+/// A lock is stale when it is old, or (where `/proc` exists) when the process that wrote it is
+/// gone.
+fn lock_is_stale(path: &Path) -> bool {
+    let Ok(meta) = fs::metadata(path) else {
+        return false;
+    };
+    let age = meta
+        .modified()
+        .ok()
+        .and_then(|m| SystemTime::now().duration_since(m).ok())
+        .unwrap_or_default();
+    if age > STALE_LOCK {
+        return true;
+    }
+    let pid = fs::read_to_string(path)
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok());
+    match pid {
+        Some(pid) if Path::new("/proc/self").exists() => {
+            !Path::new(&format!("/proc/{pid}")).exists()
+        }
+        // Written but not yet holding a pid: give the writer a moment.
+        None => age > Duration::from_secs(10),
+        Some(_) => false,
+    }
+}

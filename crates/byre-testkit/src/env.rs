@@ -1,0 +1,211 @@
+//! The offline environment of one CLI run: a scratch `HOME`, a scratch working directory, and
+//! the variables that point the CLI at a fake API and keep it off the network.
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tempfile::TempDir;
+
+/// The dummy API key given to the CLI. It only ever reaches the fake API on loopback.
+pub const OFFLINE_API_KEY: &str = "sk-ant-offline-test";
+
+/// Inherited variables always removed from the child's environment: they could reach a real
+/// account, route traffic elsewhere, or make the child think it is nested in another CLI.
+const REMOVED: &[&str] = &[
+    "CLAUDECODE",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "ANTHROPIC_BEDROCK_BASE_URL",
+    "ANTHROPIC_VERTEX_BASE_URL",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+    "CLAUDE_CONFIG_DIR",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "no_proxy",
+];
+
+/// Any other inherited variable with one of these prefixes is removed too (model overrides,
+/// custom headers, other providers, ...), unless [`ClaudeEnv`] sets it itself.
+const REMOVED_PREFIXES: &[&str] = &["ANTHROPIC_", "CLAUDE_"];
+
+/// The offline environment for one CLI run.
+///
+/// [`ClaudeEnv::new`] creates a fresh temporary `HOME` and working directory (both removed
+/// when the last `ClaudeEnv` sharing them is dropped) and sets:
+///
+/// - `ANTHROPIC_BASE_URL` to the fake API, `ANTHROPIC_API_KEY` to [`OFFLINE_API_KEY`];
+/// - `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC`, `DISABLE_TELEMETRY`, `DISABLE_AUTOUPDATER`,
+///   `DISABLE_ERROR_REPORTING` to `1`;
+/// - `HOME` to the scratch home;
+/// - `IS_SANDBOX=1` when running as root (the CLI refuses
+///   `--dangerously-skip-permissions`-style modes as root otherwise).
+///
+/// It removes inherited variables that could reach a real account or confuse the child
+/// (`CLAUDECODE`, tokens, Bedrock/Vertex switches, proxies, any other `ANTHROPIC_*` /
+/// `CLAUDE_*`). Everything else, `PATH` included, is inherited.
+///
+/// Clones share the same directories. [`ClaudeEnv::with_cwd`] and
+/// [`ClaudeEnv::with_fresh_cwd`] keep the home (and so the CLI's sessions) and change the
+/// working directory, as resuming or forking from another directory needs.
+#[derive(Debug, Clone)]
+pub struct ClaudeEnv {
+    /// Keeps the scratch home alive.
+    _home: Arc<TempDir>,
+    home_path: PathBuf,
+    /// Keeps a scratch working directory alive; `None` for a directory given by the caller.
+    _cwd_dir: Option<Arc<TempDir>>,
+    cwd_path: PathBuf,
+    vars: Vec<(String, String)>,
+    removed: Vec<OsString>,
+}
+
+impl ClaudeEnv {
+    /// A fresh environment whose CLI talks to the API at `base_url` (a loopback URL such as
+    /// `http://127.0.0.1:PORT`).
+    pub fn new(base_url: &str) -> io::Result<ClaudeEnv> {
+        let home = TempDir::with_prefix("byre-home-")?;
+        let home_path = home.path().canonicalize()?;
+        let cwd = TempDir::with_prefix("byre-cwd-")?;
+        let cwd_path = cwd.path().canonicalize()?;
+        let mut vars: Vec<(String, String)> = vec![
+            ("ANTHROPIC_BASE_URL".into(), base_url.into()),
+            ("ANTHROPIC_API_KEY".into(), OFFLINE_API_KEY.into()),
+            (
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
+                "1".into(),
+            ),
+            ("DISABLE_TELEMETRY".into(), "1".into()),
+            ("DISABLE_AUTOUPDATER".into(), "1".into()),
+            ("DISABLE_ERROR_REPORTING".into(), "1".into()),
+            ("HOME".into(), home_path.to_string_lossy().into_owned()),
+        ];
+        if running_as_root() {
+            vars.push(("IS_SANDBOX".into(), "1".into()));
+        }
+        let mut removed: Vec<OsString> = REMOVED.iter().map(OsString::from).collect();
+        for (name, _) in std::env::vars_os() {
+            let Some(text) = name.to_str() else { continue };
+            let prefixed = REMOVED_PREFIXES.iter().any(|p| text.starts_with(p));
+            let set_here = vars.iter().any(|(k, _)| k == text);
+            if prefixed && !set_here && !removed.contains(&name) {
+                removed.push(name);
+            }
+        }
+        Ok(ClaudeEnv {
+            _home: Arc::new(home),
+            home_path,
+            _cwd_dir: Some(Arc::new(cwd)),
+            cwd_path,
+            vars,
+            removed,
+        })
+    }
+
+    /// The same environment (same `HOME`, same variables) working in `path`, an existing
+    /// directory the caller keeps alive.
+    pub fn with_cwd(&self, path: impl Into<PathBuf>) -> ClaudeEnv {
+        let path = path.into();
+        let cwd_path = path.canonicalize().unwrap_or(path);
+        ClaudeEnv {
+            _cwd_dir: None,
+            cwd_path,
+            ..self.clone()
+        }
+    }
+
+    /// The same environment working in a new scratch directory.
+    pub fn with_fresh_cwd(&self) -> io::Result<ClaudeEnv> {
+        let cwd = TempDir::with_prefix("byre-cwd-")?;
+        let cwd_path = cwd.path().canonicalize()?;
+        Ok(ClaudeEnv {
+            _cwd_dir: Some(Arc::new(cwd)),
+            cwd_path,
+            ..self.clone()
+        })
+    }
+
+    /// Sets (or overrides) one more variable.
+    pub fn set_var(&mut self, name: impl Into<String>, value: impl Into<String>) {
+        let (name, value) = (name.into(), value.into());
+        self.removed.retain(|r| r.to_str() != Some(name.as_str()));
+        match self.vars.iter_mut().find(|(k, _)| *k == name) {
+            Some(slot) => slot.1 = value,
+            None => self.vars.push((name, value)),
+        }
+    }
+
+    /// The scratch `HOME` (the CLI keeps its sessions in `HOME/.claude`).
+    pub fn home(&self) -> &Path {
+        &self.home_path
+    }
+
+    /// The working directory the CLI runs in (canonical).
+    pub fn cwd(&self) -> &Path {
+        &self.cwd_path
+    }
+
+    /// The variables set for the child, in the order they are applied.
+    pub fn vars(&self) -> &[(String, String)] {
+        &self.vars
+    }
+
+    /// The inherited variables removed from the child's environment.
+    pub fn removed(&self) -> &[OsString] {
+        &self.removed
+    }
+
+    /// The value this environment gives `name`, if it sets it.
+    pub fn var(&self, name: &str) -> Option<&str> {
+        self.vars
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Applies the environment to `cmd`: removes the unwanted variables, sets the others, and
+    /// sets the working directory.
+    pub fn apply(&self, cmd: &mut tokio::process::Command) {
+        for name in &self.removed {
+            cmd.env_remove(name);
+        }
+        for (name, value) in &self.vars {
+            cmd.env(name, value);
+        }
+        cmd.current_dir(&self.cwd_path);
+    }
+
+    /// [`ClaudeEnv::apply`] for a blocking [`std::process::Command`].
+    pub fn apply_std(&self, cmd: &mut std::process::Command) {
+        for name in &self.removed {
+            cmd.env_remove(name);
+        }
+        for (name, value) in &self.vars {
+            cmd.env(name, value);
+        }
+        cmd.current_dir(&self.cwd_path);
+    }
+}
+
+/// Whether this process runs with effective uid 0: the `Uid:` line of `/proc/self/status`
+/// (real, effective, saved, fs), else `USER == "root"`.
+pub fn running_as_root() -> bool {
+    if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
+        let effective = status
+            .lines()
+            .find_map(|line| line.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().nth(1))
+            .map(str::to_owned);
+        if let Some(uid) = effective {
+            return uid == "0";
+        }
+    }
+    std::env::var("USER").is_ok_and(|user| user == "root")
+}

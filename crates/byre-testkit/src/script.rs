@@ -1,0 +1,839 @@
+//! Scripts for the fake model: ordered rules that say how to answer each Messages API request.
+//!
+//! A [`Script`] is a list of [`Rule`]s. For every `POST /v1/messages` request the fake model
+//! takes the first rule whose [`Match`] holds (and whose `times` budget is not used up) and
+//! answers with its [`Reply`]. Scripts can be written in Rust with the builder functions or
+//! loaded from JSON files (see `testdata/scenarios/example.json`).
+
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Text of the reply sent when no rule matches a request.
+pub const UNMATCHED_TEXT: &str = "(fake model: no rule matched)";
+
+/// The default number of characters per streamed delta.
+pub const DEFAULT_CHUNK_SIZE: usize = 20;
+
+/// A failure to load a [`Script`].
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    /// The script file could not be read.
+    #[error("cannot read script {path}: {source}")]
+    Read {
+        /// The file that was read.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The script is not valid script JSON.
+    #[error("invalid script{}: {source}", .path.as_deref().map(|p| format!(" {p}")).unwrap_or_default())]
+    Parse {
+        /// The file, when the script came from a file.
+        path: Option<String>,
+        /// The JSON error.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// An ordered list of rules; the first rule that matches a request answers it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Script {
+    /// Free text describing the scenario (ignored by the server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The rules, in the order they are tried.
+    #[serde(default)]
+    pub rules: Vec<Rule>,
+}
+
+impl Script {
+    /// An empty script (every request gets the "no rule matched" reply).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a rule at the end (builder style).
+    #[must_use]
+    pub fn rule(mut self, rule: Rule) -> Self {
+        self.rules.push(rule);
+        self
+    }
+
+    /// Sets the description (builder style).
+    #[must_use]
+    pub fn description(mut self, text: impl Into<String>) -> Self {
+        self.description = Some(text.into());
+        self
+    }
+
+    /// Adds a rule at the end.
+    pub fn push(&mut self, rule: Rule) {
+        self.rules.push(rule);
+    }
+
+    /// Parses a script from JSON text.
+    pub fn from_json(text: &str) -> Result<Self, ScriptError> {
+        serde_json::from_str(text).map_err(|source| ScriptError::Parse { path: None, source })
+    }
+
+    /// Reads and parses a JSON script file.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, ScriptError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ScriptError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|source| ScriptError::Parse {
+            path: Some(path.display().to_string()),
+            source,
+        })
+    }
+
+    /// The script as pretty-printed JSON, in the format [`Script::from_json`] reads.
+    pub fn to_json(&self) -> String {
+        // Serializing these plain data types cannot fail.
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Index of the first rule that matches `request` and has budget left, given how often
+    /// each rule has fired so far (`fired[i]` for rule `i`; missing entries count as 0).
+    pub fn select(&self, request: &RequestView<'_>, fired: &[u32]) -> Option<usize> {
+        self.rules.iter().enumerate().position(|(i, rule)| {
+            let used = fired.get(i).copied().unwrap_or(0);
+            rule.times.is_none_or(|max| used < max) && rule.when.matches(request)
+        })
+    }
+}
+
+/// One rule: when the matcher holds, answer with the reply (at most `times` times).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// Conditions on the request; all given ones must hold. Empty matches every request.
+    #[serde(default)]
+    pub when: Match,
+    /// How to answer.
+    pub reply: Reply,
+    /// How often the rule may fire; `None` means without limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub times: Option<u32>,
+}
+
+impl Rule {
+    /// Starts a rule with the given matcher; finish it with [`PendingRule::reply`].
+    pub fn when(when: Match) -> PendingRule {
+        PendingRule { when, times: None }
+    }
+
+    /// Starts a rule that matches every request.
+    pub fn any() -> PendingRule {
+        Self::when(Match::any())
+    }
+
+    /// Limits how often the rule may fire.
+    #[must_use]
+    pub fn times(mut self, times: u32) -> Self {
+        self.times = Some(times);
+        self
+    }
+}
+
+/// A rule that still needs its reply; made by [`Rule::when`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingRule {
+    when: Match,
+    times: Option<u32>,
+}
+
+impl PendingRule {
+    /// Limits how often the rule may fire.
+    #[must_use]
+    pub fn times(mut self, times: u32) -> Self {
+        self.times = Some(times);
+        self
+    }
+
+    /// Finishes the rule with its reply.
+    pub fn reply(self, reply: Reply) -> Rule {
+        Rule {
+            when: self.when,
+            reply,
+            times: self.times,
+        }
+    }
+}
+
+/// Conditions on a Messages API request. Every condition that is set must hold.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Match {
+    /// The 1-based number of this `POST /v1/messages` request on this server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<u32>,
+    /// The last user text contains this string.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_text_contains: Option<String>,
+    /// The last user text is exactly this string.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_text_equals: Option<String>,
+    /// Whether the last user message holds a `tool_result` block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub has_tool_result: Option<bool>,
+    /// The text of a `tool_result` block in the last user message contains this string.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_result_contains: Option<String>,
+    /// A tool of this name is in the request's `tools`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_offered: Option<String>,
+    /// The request's `model` equals or starts with this string.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Whether the request asks for streaming (`"stream": true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<bool>,
+    /// Whether the request offers no tools (`tools` absent or empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_tools: Option<bool>,
+}
+
+impl Match {
+    /// Matches every request.
+    pub fn any() -> Self {
+        Self::default()
+    }
+
+    /// Matches the `n`-th (1-based) `POST /v1/messages` request.
+    pub fn request(n: u32) -> Self {
+        Self {
+            request: Some(n),
+            ..Self::default()
+        }
+    }
+
+    /// Matches when the last user text contains `text`.
+    pub fn user_text_contains(text: impl Into<String>) -> Self {
+        Self {
+            user_text_contains: Some(text.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Matches when the last user text is exactly `text`.
+    pub fn user_text_equals(text: impl Into<String>) -> Self {
+        Self {
+            user_text_equals: Some(text.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Matches when the last user message does (`true`) or does not hold a `tool_result`.
+    pub fn has_tool_result(yes: bool) -> Self {
+        Self {
+            has_tool_result: Some(yes),
+            ..Self::default()
+        }
+    }
+
+    /// Matches when a `tool_result` in the last user message contains `text`.
+    pub fn tool_result_contains(text: impl Into<String>) -> Self {
+        Self {
+            tool_result_contains: Some(text.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Matches when a tool named `name` is offered.
+    pub fn tool_offered(name: impl Into<String>) -> Self {
+        Self {
+            tool_offered: Some(name.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Matches when the request's model equals or starts with `model`.
+    pub fn model(model: impl Into<String>) -> Self {
+        Self {
+            model: Some(model.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Matches streaming (`true`) or non-streaming (`false`) requests.
+    pub fn stream(yes: bool) -> Self {
+        Self {
+            stream: Some(yes),
+            ..Self::default()
+        }
+    }
+
+    /// Matches requests that offer no tools (`true`) or some tools (`false`).
+    pub fn no_tools(yes: bool) -> Self {
+        Self {
+            no_tools: Some(yes),
+            ..Self::default()
+        }
+    }
+
+    /// Combines two matchers: the result requires the conditions of both (where both set the
+    /// same condition, `other` wins).
+    #[must_use]
+    pub fn and(self, other: Match) -> Self {
+        Self {
+            request: other.request.or(self.request),
+            user_text_contains: other.user_text_contains.or(self.user_text_contains),
+            user_text_equals: other.user_text_equals.or(self.user_text_equals),
+            has_tool_result: other.has_tool_result.or(self.has_tool_result),
+            tool_result_contains: other.tool_result_contains.or(self.tool_result_contains),
+            tool_offered: other.tool_offered.or(self.tool_offered),
+            model: other.model.or(self.model),
+            stream: other.stream.or(self.stream),
+            no_tools: other.no_tools.or(self.no_tools),
+        }
+    }
+
+    /// Whether every condition that is set holds for `request`.
+    pub fn matches(&self, request: &RequestView<'_>) -> bool {
+        if self.request.is_some_and(|n| n != request.number) {
+            return false;
+        }
+        if self.user_text_contains.is_some() || self.user_text_equals.is_some() {
+            let text = last_user_text(request.body);
+            let text = text.as_deref();
+            if let Some(want) = &self.user_text_contains {
+                if !text.is_some_and(|t| t.contains(want.as_str())) {
+                    return false;
+                }
+            }
+            if let Some(want) = &self.user_text_equals {
+                if text != Some(want.as_str()) {
+                    return false;
+                }
+            }
+        }
+        if let Some(want) = self.has_tool_result {
+            if has_tool_result(request.body) != want {
+                return false;
+            }
+        }
+        if let Some(want) = &self.tool_result_contains {
+            if !tool_result_texts(request.body)
+                .iter()
+                .any(|t| t.contains(want.as_str()))
+            {
+                return false;
+            }
+        }
+        if let Some(want) = &self.tool_offered {
+            if !tool_names(request.body).iter().any(|n| n == want) {
+                return false;
+            }
+        }
+        if let Some(want) = &self.model {
+            let model = request.body.get("model").and_then(Value::as_str);
+            if !model.is_some_and(|m| m.starts_with(want.as_str())) {
+                return false;
+            }
+        }
+        if self
+            .stream
+            .is_some_and(|want| is_streaming(request.body) != want)
+        {
+            return false;
+        }
+        if self
+            .no_tools
+            .is_some_and(|want| tool_names(request.body).is_empty() != want)
+        {
+            return false;
+        }
+        true
+    }
+}
+
+/// What a matcher looks at: the request number and the parsed JSON body.
+#[derive(Clone, Copy, Debug)]
+pub struct RequestView<'a> {
+    /// 1-based number of this `POST /v1/messages` request.
+    pub number: u32,
+    /// The request body.
+    pub body: &'a Value,
+}
+
+/// How the fake model answers a request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Reply {
+    /// An assistant message, streamed as SSE or sent whole, as the request asks.
+    Message(MessageReply),
+    /// An API error: the HTTP status with the API's error body.
+    Error(ErrorReply),
+    /// Sends the response headers (and for streaming requests `message_start` and `ping`),
+    /// then never finishes, until the client disconnects or the server shuts down.
+    Hang,
+    /// Never sends response headers, until the client disconnects or the server shuts down.
+    HangBeforeHeaders,
+}
+
+impl Reply {
+    /// A message with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::message(vec![Block::text(text)])
+    }
+
+    /// A message with one `tool_use` block (with a generated id).
+    pub fn tool_use(name: impl Into<String>, input: Value) -> Self {
+        Self::message(vec![Block::tool_use(name, input)])
+    }
+
+    /// A message with the given content blocks.
+    pub fn message(blocks: Vec<Block>) -> Self {
+        Self::Message(MessageReply {
+            blocks,
+            ..MessageReply::default()
+        })
+    }
+
+    /// An API error with the given HTTP status, error type and message.
+    pub fn error(status: u16, kind: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::Error(ErrorReply {
+            status,
+            kind: Some(kind.into()),
+            message: Some(message.into()),
+            retry_after: None,
+            delay_ms: 0,
+        })
+    }
+
+    /// A `529 overloaded_error`.
+    pub fn overloaded() -> Self {
+        Self::error(529, "overloaded_error", "Overloaded")
+    }
+
+    /// A `429 rate_limit_error`.
+    pub fn rate_limited() -> Self {
+        Self::error(429, "rate_limit_error", "Rate limited")
+    }
+
+    /// See [`Reply::Hang`].
+    pub fn hang() -> Self {
+        Self::Hang
+    }
+
+    /// See [`Reply::HangBeforeHeaders`].
+    pub fn hang_before_headers() -> Self {
+        Self::HangBeforeHeaders
+    }
+
+    /// Appends a content block (messages only; other replies are returned unchanged).
+    #[must_use]
+    pub fn with_block(mut self, block: Block) -> Self {
+        if let Self::Message(m) = &mut self {
+            m.blocks.push(block);
+        }
+        self
+    }
+
+    /// Waits this long before answering (messages and errors; others unchanged).
+    #[must_use]
+    pub fn delay_ms(mut self, ms: u64) -> Self {
+        match &mut self {
+            Self::Message(m) => m.delay_ms = ms,
+            Self::Error(e) => e.delay_ms = ms,
+            Self::Hang | Self::HangBeforeHeaders => {}
+        }
+        self
+    }
+
+    /// Waits this long between streamed deltas (messages only).
+    #[must_use]
+    pub fn chunk_delay_ms(mut self, ms: u64) -> Self {
+        if let Self::Message(m) = &mut self {
+            m.chunk_delay_ms = ms;
+        }
+        self
+    }
+
+    /// Characters per streamed delta (messages only; 0 is treated as 1).
+    #[must_use]
+    pub fn chunk_size(mut self, chars: usize) -> Self {
+        if let Self::Message(m) = &mut self {
+            m.chunk_size = chars;
+        }
+        self
+    }
+
+    /// Sets the reported token usage (messages only).
+    #[must_use]
+    pub fn usage(mut self, input_tokens: u64, output_tokens: u64) -> Self {
+        if let Self::Message(m) = &mut self {
+            m.usage.input_tokens = input_tokens;
+            m.usage.output_tokens = output_tokens;
+        }
+        self
+    }
+
+    /// Sets the stop reason (messages only).
+    #[must_use]
+    pub fn stop_reason(mut self, reason: impl Into<String>) -> Self {
+        if let Self::Message(m) = &mut self {
+            m.stop_reason = Some(reason.into());
+        }
+        self
+    }
+
+    /// Sets the message id (messages only); by default a unique id is generated.
+    #[must_use]
+    pub fn message_id(mut self, id: impl Into<String>) -> Self {
+        if let Self::Message(m) = &mut self {
+            m.id = Some(id.into());
+        }
+        self
+    }
+
+    /// Sets the reported model (messages only); by default the request's model is echoed.
+    #[must_use]
+    pub fn reply_model(mut self, model: impl Into<String>) -> Self {
+        if let Self::Message(m) = &mut self {
+            m.model = Some(model.into());
+        }
+        self
+    }
+}
+
+/// An assistant message reply.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MessageReply {
+    /// The content blocks, in order.
+    #[serde(default)]
+    pub blocks: Vec<Block>,
+    /// The stop reason; by default `tool_use` when a `tool_use` block is present, else `end_turn`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    /// Milliseconds to wait before answering.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delay_ms: u64,
+    /// Milliseconds to wait before each streamed delta.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub chunk_delay_ms: u64,
+    /// Characters per text/thinking delta and per `input_json_delta` piece.
+    #[serde(default = "default_chunk_size")]
+    pub chunk_size: usize,
+    /// The reported token usage.
+    #[serde(default)]
+    pub usage: Usage,
+    /// The message id; generated when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The reported model; the request's model when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+impl Default for MessageReply {
+    fn default() -> Self {
+        Self {
+            blocks: Vec::new(),
+            stop_reason: None,
+            delay_ms: 0,
+            chunk_delay_ms: 0,
+            chunk_size: DEFAULT_CHUNK_SIZE,
+            usage: Usage::default(),
+            id: None,
+            model: None,
+        }
+    }
+}
+
+impl MessageReply {
+    /// The stop reason to report: the explicit one, else `tool_use` or `end_turn`.
+    pub fn effective_stop_reason(&self) -> String {
+        if let Some(reason) = &self.stop_reason {
+            return reason.clone();
+        }
+        let has_tool_use = self
+            .blocks
+            .iter()
+            .any(|b| matches!(b, Block::ToolUse { .. }));
+        if has_tool_use { "tool_use" } else { "end_turn" }.to_string()
+    }
+}
+
+/// An API error reply.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorReply {
+    /// The HTTP status, e.g. 429, 500, 529.
+    pub status: u16,
+    /// The error type, e.g. `overloaded_error`; derived from the status when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// The error message; a generic one when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Value of the `retry-after` header in seconds; by default `0` for 429 and 529 and no
+    /// header otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<u64>,
+    /// Milliseconds to wait before answering.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delay_ms: u64,
+}
+
+impl ErrorReply {
+    /// The error type to report.
+    pub fn effective_kind(&self) -> String {
+        if let Some(kind) = &self.kind {
+            return kind.clone();
+        }
+        match self.status {
+            400 => "invalid_request_error",
+            401 => "authentication_error",
+            403 => "permission_error",
+            404 => "not_found_error",
+            413 => "request_too_large",
+            429 => "rate_limit_error",
+            529 => "overloaded_error",
+            _ => "api_error",
+        }
+        .to_string()
+    }
+
+    /// The error message to report.
+    pub fn effective_message(&self) -> String {
+        self.message
+            .clone()
+            .unwrap_or_else(|| format!("fake model error {}", self.status))
+    }
+
+    /// The `retry-after` header value to send, if any.
+    pub fn effective_retry_after(&self) -> Option<u64> {
+        self.retry_after
+            .or(matches!(self.status, 429 | 529).then_some(0))
+    }
+}
+
+/// A content block of a message reply.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Block {
+    /// A text block.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// A thinking block.
+    Thinking {
+        /// The thinking text.
+        thinking: String,
+        /// The signature (sent as one `signature_delta`).
+        #[serde(default = "default_signature")]
+        signature: String,
+    },
+    /// A tool call.
+    ToolUse {
+        /// The tool-use id; generated (`toolu_fake0001`, ...) when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// The tool name.
+        name: String,
+        /// The tool input.
+        #[serde(default = "empty_object")]
+        input: Value,
+    },
+}
+
+impl Block {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text { text: text.into() }
+    }
+
+    /// A thinking block with a placeholder signature.
+    pub fn thinking(thinking: impl Into<String>) -> Self {
+        Self::Thinking {
+            thinking: thinking.into(),
+            signature: default_signature(),
+        }
+    }
+
+    /// A tool call whose id the server generates.
+    pub fn tool_use(name: impl Into<String>, input: Value) -> Self {
+        Self::ToolUse {
+            id: None,
+            name: name.into(),
+            input,
+        }
+    }
+
+    /// A tool call with a fixed id.
+    pub fn tool_use_with_id(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+        Self::ToolUse {
+            id: Some(id.into()),
+            name: name.into(),
+            input,
+        }
+    }
+}
+
+/// Token usage reported for a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Usage {
+    /// Input tokens (default 100).
+    #[serde(default = "default_input_tokens")]
+    pub input_tokens: u64,
+    /// Output tokens (default 10).
+    #[serde(default = "default_output_tokens")]
+    pub output_tokens: u64,
+    /// Cache-creation input tokens (default 0).
+    #[serde(default)]
+    pub cache_creation_input_tokens: u64,
+    /// Cache-read input tokens (default 0).
+    #[serde(default)]
+    pub cache_read_input_tokens: u64,
+}
+
+impl Default for Usage {
+    fn default() -> Self {
+        Self {
+            input_tokens: default_input_tokens(),
+            output_tokens: default_output_tokens(),
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 0,
+        }
+    }
+}
+
+fn default_chunk_size() -> usize {
+    DEFAULT_CHUNK_SIZE
+}
+
+fn default_signature() -> String {
+    "fake-signature".to_string()
+}
+
+fn empty_object() -> Value {
+    Value::Object(serde_json::Map::new())
+}
+
+fn default_input_tokens() -> u64 {
+    100
+}
+
+fn default_output_tokens() -> u64 {
+    10
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl fmt::Display for Script {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_json())
+    }
+}
+
+// ---- request inspection, shared by the matchers and the request log ----
+
+/// The `messages` array of a request body (empty when absent).
+pub(crate) fn messages(body: &Value) -> &[Value] {
+    body.get("messages")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+}
+
+/// The last message with `role: "user"` (messages with other roles, such as the CLI's
+/// `role: "system"` environment message, are skipped).
+pub(crate) fn last_user_message(body: &Value) -> Option<&Value> {
+    messages(body)
+        .iter()
+        .rev()
+        .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+}
+
+fn is_reminder(text: &str) -> bool {
+    text.trim_start().starts_with("<system-reminder>")
+}
+
+/// The text of the last user message: its text blocks, without `<system-reminder>` blocks,
+/// joined with newlines. `None` when that message has no such text.
+pub(crate) fn last_user_text(body: &Value) -> Option<String> {
+    let content = last_user_message(body)?.get("content")?;
+    let parts: Vec<&str> = match content {
+        Value::String(s) => vec![s.as_str()],
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let parts: Vec<&str> = parts.into_iter().filter(|t| !is_reminder(t)).collect();
+    if parts.is_empty() {
+        None
+    } else {
+        Some(parts.join("\n"))
+    }
+}
+
+fn tool_result_blocks(body: &Value) -> Vec<&Value> {
+    last_user_message(body)
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_array)
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether the last user message holds a `tool_result` block.
+pub(crate) fn has_tool_result(body: &Value) -> bool {
+    !tool_result_blocks(body).is_empty()
+}
+
+/// The text of each `tool_result` block in the last user message.
+pub(crate) fn tool_result_texts(body: &Value) -> Vec<String> {
+    tool_result_blocks(body)
+        .into_iter()
+        .map(|b| match b.get("content") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Array(parts)) => parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        })
+        .collect()
+}
+
+/// The names of the tools offered in the request.
+pub(crate) fn tool_names(body: &Value) -> Vec<String> {
+    body.get("tools")
+        .and_then(Value::as_array)
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t.get("name").and_then(Value::as_str))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether the request asks for a streamed reply.
+pub(crate) fn is_streaming(body: &Value) -> bool {
+    body.get("stream").and_then(Value::as_bool) == Some(true)
+}

@@ -1,0 +1,18 @@
+//! Tests of the fake Anthropic Messages API: wire format, rule matching, replies, request log
+//! and JSON scripts. They talk to the server over loopback with a minimal HTTP/1.1 client.
+
+mod client;
+mod log;
+mod matching;
+mod replies;
+mod script_file;
+mod sse_wire;
+
+use std::path::PathBuf;
+
+/// The workspace's `testdata` directory.
+fn testdata(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata")
+        .join(rel)
+}
