@@ -9,7 +9,8 @@ tasks:
   test                                   fmt --check, clippy -D warnings, every test, strict replay
   replay [--strict] [--explain] PATH...  decode and re-encode transcripts (files or folders)
   cli                                    install the pinned Claude Code CLI if missing; print its path
-  fake-model --script FILE [--port N]    serve a fake Messages API on loopback until Ctrl-C";
+  fake-model --script FILE [--port N]    serve a fake Messages API on loopback until Ctrl-C
+  record [SCENARIO...]                   run scenarios against the real CLI, write their transcripts";
 
 /// A parsed command line.
 pub(crate) enum Task {
@@ -17,6 +18,7 @@ pub(crate) enum Task {
     Replay(Replay),
     Cli,
     FakeModel(FakeModel),
+    Record(Vec<String>),
     Help,
 }
 
@@ -91,6 +93,12 @@ impl Task {
                 }
                 let script = script.ok_or("fake-model: give --script FILE")?;
                 Ok(Task::FakeModel(FakeModel { script, port }))
+            }
+            "record" => {
+                if let Some(flag) = rest.iter().find(|a| a.starts_with('-')) {
+                    return Err(format!("record: unknown flag {flag}"));
+                }
+                Ok(Task::Record(rest.to_vec()))
             }
             "help" | "--help" | "-h" => Ok(Task::Help),
             other => Err(format!("unknown task {other:?}")),

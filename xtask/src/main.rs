@@ -4,6 +4,7 @@
 
 mod cli;
 mod flags;
+mod record;
 mod replay;
 mod test;
 mod tidy;
@@ -18,6 +19,7 @@ fn main() -> ExitCode {
         Ok(flags::Task::Test) => test::run(),
         Ok(flags::Task::Cli) => cli::run(),
         Ok(flags::Task::FakeModel(flags)) => fake_model(&flags),
+        Ok(flags::Task::Record(names)) => record::run(&names),
         Ok(flags::Task::Help) => {
             println!("{}", flags::USAGE);
             Ok(true)
