@@ -17,7 +17,7 @@ pub(crate) fn run(names: &[String]) -> Result<bool, String> {
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let all = byre_e2e::scenarios::all();
     for name in names {
-        if !all.iter().any(|s| &s.name == name) {
+        if !all.iter().any(|s| s.name == name) {
             return Err(format!("no scenario {name:?}"));
         }
     }
