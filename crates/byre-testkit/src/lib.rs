@@ -7,8 +7,42 @@
 //!   request log to assert on;
 //! - CLI provisioning and an offline environment ([`ClaudeEnv`]): the pinned CLI binary, a
 //!   scratch `HOME` and working directory, and the variables that keep the CLI off the network;
-//! - a scenario host that drives the CLI over stdin/stdout, answers its control requests as a
-//!   scenario says, and records a transcript.
+//! - a scenario host ([`Host`]) that drives the CLI over stdin/stdout, answers its control
+//!   requests as a scenario says, and records a transcript.
+//!
+//! A test of your own against the real CLI, with no account and no network:
+//!
+//! ```no_run
+//! use std::time::Duration;
+//!
+//! use byre_proto::CliMessage;
+//! use byre_testkit::{base_args, claude_bin, ClaudeEnv, FakeModel, Host, HostOptions};
+//! use byre_testkit::{Match, Reply, Rule, Script};
+//!
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! // The model's side of the conversation.
+//! let script = Script::new()
+//!     .rule(Rule::when(Match::user_text_contains("list files")).reply(Reply::tool_use(
+//!         "Bash",
+//!         serde_json::json!({"command": "ls"}),
+//!     )))
+//!     .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("Here they are.")));
+//! let model = FakeModel::start(script).await?;
+//!
+//! // The pinned CLI (installed on first use), offline, in a scratch HOME and directory.
+//! let env = ClaudeEnv::new(&model.base_url())?;
+//! let mut host = Host::spawn(HostOptions::new(claude_bin()?, &env).args(base_args())).await?;
+//! host.send_user("list files").await?;
+//! let turn = host.until_result(Duration::from_secs(30)).await?;
+//! assert!(matches!(turn.last(), Some(CliMessage::Result(r)) if r.result.as_deref() == Some("Here they are.")));
+//!
+//! // What the CLI sent to the model.
+//! let requests = model.message_requests();
+//! assert!(requests[1].has_tool_result());
+//! host.wait(Duration::from_secs(10)).await?;
+//! # Ok(())
+//! # }
+//! ```
 
 mod cli;
 mod env;
@@ -24,7 +58,7 @@ pub use cli::{
 pub use env::{running_as_root, ClaudeEnv, OFFLINE_API_KEY};
 pub use host::{
     base_args, simple_mcp_server, HookFn, Host, HostError, HostExit, HostOptions, McpServerFn,
-    McpTool, PermissionFn, Responder,
+    McpTool, PermissionFn, Responder, TranscriptDir, TranscriptKind, TranscriptLine,
 };
 pub use script::{
     Block, ErrorReply, Match, MessageReply, PendingRule, Reply, RequestView, Rule, Script,

@@ -118,6 +118,46 @@ fn render_transcript(path: &Path) -> String {
         };
         writeln!(out, "{:>3} {line}", entry.line_no).expect("writing to a String");
     }
+    alias_ids(&out)
+}
+
+/// Replaces each shortened id (`5162fdbd..`, `msg_mockd1..`) by a stable alias (`#1..`) given
+/// in order of first appearance, so that re-recording a transcript (new session, message and
+/// request ids) does not change its snapshot.
+fn alias_ids(text: &str) -> String {
+    let mut aliases: HashMap<String, usize> = HashMap::new();
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let mut first = true;
+        for token in line.split(' ') {
+            if !first {
+                out.push(' ');
+            }
+            first = false;
+            let (core, tail) = match token.strip_suffix('\n') {
+                Some(core) => (core, "\n"),
+                None => (token, ""),
+            };
+            let (prefix, value) = match core.rfind('=') {
+                Some(at) => core.split_at(at + 1),
+                None => ("", core),
+            };
+            let is_id = value.len() > 2
+                && value.ends_with("..")
+                && value[..value.len() - 2]
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            out.push_str(prefix);
+            if is_id {
+                let next = aliases.len() + 1;
+                let n = *aliases.entry(value.to_owned()).or_insert(next);
+                out.push_str(&format!("#{n}.."));
+            } else {
+                out.push_str(value);
+            }
+            out.push_str(tail);
+        }
+    }
     out
 }
 
