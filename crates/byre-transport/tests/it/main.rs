@@ -1,3 +1,4 @@
 //! Integration tests of byre-transport.
 
 mod codec;
+mod launch;

@@ -1,0 +1,487 @@
+//! The launcher: finds the `claude` binary and builds its argv and environment.
+//!
+//! The argv always starts with the stream-json flags, in this order:
+//!
+//! ```text
+//! claude --output-format stream-json --input-format stream-json --verbose
+//!   --include-partial-messages
+//!   --permission-mode bypassPermissions --allow-dangerously-skip-permissions
+//!   --settings '{"attribution":{"commit":"","pr":""}}'
+//!   --mcp-config '{"mcpServers":{"byre":{"type":"sdk","name":"byre","alwaysLoad":true}}}'
+//!   [--model M] [--session-id=ID] [--resume=SESSION_ID] [--resume-session-at=UUID]
+//!   [--fork-session] [every other option]
+//! ```
+//!
+//! A user-supplied value that starts with `-` is always passed in `--flag=value` form, so it can
+//! never be read as another flag; session ids are always in that form.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Map, Value};
+
+/// The environment variable naming the `claude` binary to use.
+pub const CLAUDE_BIN_VAR: &str = "BYRE_CLAUDE_BIN";
+
+/// The value of `CLAUDE_CODE_ENTRYPOINT` byre sets, so the CLI knows who drives it.
+pub const ENTRYPOINT: &str = "sdk-byre";
+
+/// An in-process (sdk) MCP server, declared to the CLI in `--mcp-config`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SdkServer {
+    /// Its name; its tools are `mcp__<name>__<tool>` to the model.
+    pub name: String,
+    /// Put its tools in the prompt from the first turn instead of behind ToolSearch.
+    pub always_load: bool,
+}
+
+/// A commit identity for the CLI's git commits (`GIT_AUTHOR_*`, `GIT_COMMITTER_*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitIdentity {
+    /// The name.
+    pub name: String,
+    /// The email.
+    pub email: String,
+}
+
+/// How to start the CLI. Every field has the CLI's default when left alone.
+#[derive(Debug, Clone, Default)]
+pub struct Launch {
+    /// The binary; found by [`find_claude`] when `None`.
+    pub program: Option<PathBuf>,
+    /// The working directory; the caller's when `None`.
+    pub cwd: Option<PathBuf>,
+    /// Leave out `--include-partial-messages` (no `stream_event` lines).
+    pub no_partial_messages: bool,
+    /// `--permission-mode`; `bypassPermissions` when `None` (with
+    /// `--allow-dangerously-skip-permissions`).
+    pub permission_mode: Option<String>,
+    /// Settings merged into `--settings` (byre always sets empty commit and PR attribution).
+    pub settings: Map<String, Value>,
+    /// In-process MCP servers.
+    pub sdk_servers: Vec<SdkServer>,
+    /// Other MCP servers for `--mcp-config`, by name.
+    pub mcp_servers: Map<String, Value>,
+    /// `--model`.
+    pub model: Option<String>,
+    /// `--session-id=`: the id of a new session (or of a fork).
+    pub session_id: Option<String>,
+    /// `--resume=`: the session to continue.
+    pub resume: Option<String>,
+    /// `--resume-session-at=`: keep the resumed conversation up to this message uuid.
+    pub resume_session_at: Option<String>,
+    /// `--fork-session`: resume into a new session.
+    pub fork_session: bool,
+    /// `--continue`: continue the most recent session in the directory.
+    pub continue_conversation: bool,
+    /// `--system-prompt`.
+    pub system_prompt: Option<String>,
+    /// `--append-system-prompt`.
+    pub append_system_prompt: Option<String>,
+    /// `--tools` (`Some(vec![])` means no tools).
+    pub tools: Option<Vec<String>>,
+    /// `--allowedTools`.
+    pub allowed_tools: Vec<String>,
+    /// `--disallowedTools`.
+    pub disallowed_tools: Vec<String>,
+    /// `--max-turns`.
+    pub max_turns: Option<u32>,
+    /// `--max-budget-usd`.
+    pub max_budget_usd: Option<f64>,
+    /// `--fallback-model`.
+    pub fallback_model: Option<String>,
+    /// `--add-dir`, one per directory.
+    pub add_dirs: Vec<PathBuf>,
+    /// `--agents`: subagent definitions as JSON (they may also go in `initialize`).
+    pub agents: Option<Value>,
+    /// `--permission-prompt-tool` (`stdio` sends `can_use_tool` requests to the host).
+    pub permission_prompt_tool: Option<String>,
+    /// `--include-hook-events`.
+    pub include_hook_events: bool,
+    /// `--replay-user-messages`.
+    pub replay_user_messages: bool,
+    /// `--strict-mcp-config`.
+    pub strict_mcp_config: bool,
+    /// `--setting-sources=` (`Some(vec![])` loads none).
+    pub setting_sources: Option<Vec<String>>,
+    /// `--plugin-dir`, one per directory.
+    pub plugin_dirs: Vec<PathBuf>,
+    /// `--betas`.
+    pub betas: Vec<String>,
+    /// `--effort`.
+    pub effort: Option<String>,
+    /// `--max-thinking-tokens`.
+    pub max_thinking_tokens: Option<u32>,
+    /// `--json-schema`: structured output.
+    pub json_schema: Option<Value>,
+    /// Flags byre has no field for: `(flag without dashes, value)`; a `None` value passes the
+    /// flag alone.
+    pub extra_args: Vec<(String, Option<String>)>,
+    /// The commit identity.
+    pub identity: Option<GitIdentity>,
+    /// Variables to set, after byre's own.
+    pub env: Vec<(OsString, OsString)>,
+    /// Variables to remove from the inherited environment.
+    pub env_remove: Vec<OsString>,
+}
+
+impl Launch {
+    /// A launch with every default.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The arguments after the program name.
+    pub fn args(&self) -> Vec<OsString> {
+        let mut a = Args::default();
+        a.flag("--output-format");
+        a.flag("stream-json");
+        a.flag("--input-format");
+        a.flag("stream-json");
+        a.flag("--verbose");
+        if !self.no_partial_messages {
+            a.flag("--include-partial-messages");
+        }
+        match self.permission_mode.as_deref() {
+            None | Some("bypassPermissions") => {
+                a.flag("--permission-mode");
+                a.flag("bypassPermissions");
+                a.flag("--allow-dangerously-skip-permissions");
+            }
+            Some(mode) => a.value("--permission-mode", mode),
+        }
+        a.value("--settings", &self.settings_json().to_string());
+        if let Some(config) = self.mcp_config() {
+            a.value("--mcp-config", &config.to_string());
+        }
+        if let Some(model) = &self.model {
+            a.value("--model", model);
+        }
+        if let Some(id) = &self.session_id {
+            a.equals("--session-id", id);
+        }
+        if let Some(id) = &self.resume {
+            a.equals("--resume", id);
+        }
+        if let Some(uuid) = &self.resume_session_at {
+            a.equals("--resume-session-at", uuid);
+        }
+        if self.fork_session {
+            a.flag("--fork-session");
+        }
+        if self.continue_conversation {
+            a.flag("--continue");
+        }
+        if let Some(prompt) = &self.system_prompt {
+            a.value("--system-prompt", prompt);
+        }
+        if let Some(prompt) = &self.append_system_prompt {
+            a.value("--append-system-prompt", prompt);
+        }
+        if let Some(tools) = &self.tools {
+            a.value("--tools", &tools.join(","));
+        }
+        if !self.allowed_tools.is_empty() {
+            a.value("--allowedTools", &self.allowed_tools.join(","));
+        }
+        if !self.disallowed_tools.is_empty() {
+            a.value("--disallowedTools", &self.disallowed_tools.join(","));
+        }
+        if let Some(n) = self.max_turns {
+            a.value("--max-turns", &n.to_string());
+        }
+        if let Some(usd) = self.max_budget_usd {
+            a.value("--max-budget-usd", &usd.to_string());
+        }
+        if let Some(model) = &self.fallback_model {
+            a.value("--fallback-model", model);
+        }
+        for dir in &self.add_dirs {
+            a.path("--add-dir", dir);
+        }
+        if let Some(agents) = &self.agents {
+            a.value("--agents", &agents.to_string());
+        }
+        if let Some(tool) = &self.permission_prompt_tool {
+            a.value("--permission-prompt-tool", tool);
+        }
+        if self.include_hook_events {
+            a.flag("--include-hook-events");
+        }
+        if self.replay_user_messages {
+            a.flag("--replay-user-messages");
+        }
+        if self.strict_mcp_config {
+            a.flag("--strict-mcp-config");
+        }
+        if let Some(sources) = &self.setting_sources {
+            a.equals("--setting-sources", &sources.join(","));
+        }
+        for dir in &self.plugin_dirs {
+            a.path("--plugin-dir", dir);
+        }
+        if !self.betas.is_empty() {
+            a.value("--betas", &self.betas.join(","));
+        }
+        if let Some(effort) = &self.effort {
+            a.value("--effort", effort);
+        }
+        if let Some(n) = self.max_thinking_tokens {
+            a.value("--max-thinking-tokens", &n.to_string());
+        }
+        if let Some(schema) = &self.json_schema {
+            a.value("--json-schema", &schema.to_string());
+        }
+        for (flag, value) in &self.extra_args {
+            let flag = format!("--{}", flag.trim_start_matches('-'));
+            match value {
+                Some(value) => a.value(&flag, value),
+                None => a.flag(&flag),
+            }
+        }
+        a.0
+    }
+
+    /// `--settings`: the user's settings with empty commit and PR attribution, which removes
+    /// the co-author trailer from the CLI's commits.
+    pub fn settings_json(&self) -> Value {
+        let mut settings = self.settings.clone();
+        settings
+            .entry("attribution")
+            .or_insert_with(|| json!({"commit": "", "pr": ""}));
+        Value::Object(settings)
+    }
+
+    /// `--mcp-config`, or `None` when there are no servers.
+    pub fn mcp_config(&self) -> Option<Value> {
+        if self.sdk_servers.is_empty() && self.mcp_servers.is_empty() {
+            return None;
+        }
+        let mut servers = self.mcp_servers.clone();
+        for server in &self.sdk_servers {
+            let mut entry = json!({"type": "sdk", "name": server.name});
+            if server.always_load {
+                entry["alwaysLoad"] = Value::Bool(true);
+            }
+            servers.insert(server.name.clone(), entry);
+        }
+        Some(json!({ "mcpServers": servers }))
+    }
+
+    /// The environment changes: `(name, Some(value))` to set, `(name, None)` to remove, in
+    /// order. The rest is inherited.
+    pub fn env_changes(&self) -> Vec<(OsString, Option<OsString>)> {
+        let mut changes: Vec<(OsString, Option<OsString>)> = vec![
+            // The CLI refuses to start when it thinks it is nested in another session.
+            ("CLAUDECODE".into(), None),
+            ("CLAUDE_CODE_ENTRYPOINT".into(), Some(ENTRYPOINT.into())),
+        ];
+        if let Some(id) = &self.identity {
+            for (name, value) in [
+                ("GIT_AUTHOR_NAME", &id.name),
+                ("GIT_AUTHOR_EMAIL", &id.email),
+                ("GIT_COMMITTER_NAME", &id.name),
+                ("GIT_COMMITTER_EMAIL", &id.email),
+            ] {
+                changes.push((name.into(), Some(value.into())));
+            }
+        }
+        for name in &self.env_remove {
+            changes.push((name.clone(), None));
+        }
+        for (name, value) in &self.env {
+            changes.push((name.clone(), Some(value.clone())));
+        }
+        changes
+    }
+}
+
+/// Builds the argument list.
+#[derive(Default)]
+struct Args(Vec<OsString>);
+
+impl Args {
+    fn flag(&mut self, flag: &str) {
+        self.0.push(flag.into());
+    }
+
+    /// `--flag value`, or `--flag=value` when the value starts with `-`.
+    fn value(&mut self, flag: &str, value: &str) {
+        if value.starts_with('-') {
+            self.equals(flag, value);
+        } else {
+            self.0.push(flag.into());
+            self.0.push(value.into());
+        }
+    }
+
+    /// Always `--flag=value`.
+    fn equals(&mut self, flag: &str, value: &str) {
+        self.0.push(format!("{flag}={value}").into());
+    }
+
+    fn path(&mut self, flag: &str, path: &Path) {
+        let mut joined = OsString::from(format!("{flag}="));
+        joined.push(path.as_os_str());
+        if path.as_os_str().to_string_lossy().starts_with('-') {
+            self.0.push(joined);
+        } else {
+            self.0.push(flag.into());
+            self.0.push(path.as_os_str().to_owned());
+        }
+    }
+}
+
+/// Where [`find_claude`] looked, in order.
+pub fn search_locations(explicit: Option<&Path>) -> Vec<PathBuf> {
+    let mut places = Vec::new();
+    if let Some(path) = explicit {
+        places.push(path.to_path_buf());
+        return places;
+    }
+    if let Some(path) = std::env::var_os(CLAUDE_BIN_VAR).filter(|p| !p.is_empty()) {
+        places.push(PathBuf::from(path));
+        return places;
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        places.extend(std::env::split_paths(&path).map(|dir| dir.join("claude")));
+    }
+    if let Some(home) = std::env::var_os("HOME").map(PathBuf::from) {
+        for rel in [
+            ".npm-global/bin/claude",
+            ".local/bin/claude",
+            "node_modules/.bin/claude",
+            ".yarn/bin/claude",
+            ".claude/local/claude",
+        ] {
+            places.push(home.join(rel));
+        }
+    }
+    places.push(PathBuf::from("/usr/local/bin/claude"));
+    places
+}
+
+/// Why the CLI could not be started.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LaunchError {
+    /// No `claude` binary was found.
+    #[error(
+        "the claude CLI was not found (looked in: {}); install it with `npm install -g @anthropic-ai/claude-code`, or set {CLAUDE_BIN_VAR}",
+        looked.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+    )]
+    NotFound {
+        /// Every place searched.
+        looked: Vec<PathBuf>,
+    },
+    /// The file exists but cannot be run.
+    #[error("{path} is not an executable file")]
+    NotExecutable {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Starting the process failed.
+    #[error("could not start {path}: {source}")]
+    Spawn {
+        /// The binary.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `claude --version` failed or printed something unexpected.
+    #[error("`{path} --version` failed: {reason}")]
+    Version {
+        /// The binary.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+/// Finds the CLI: `explicit`, else `BYRE_CLAUDE_BIN`, else `claude` on `PATH`, else the usual
+/// install locations.
+pub fn find_claude(explicit: Option<&Path>) -> Result<PathBuf, LaunchError> {
+    let places = search_locations(explicit);
+    let pinned =
+        explicit.is_some() || std::env::var_os(CLAUDE_BIN_VAR).is_some_and(|p| !p.is_empty());
+    for place in &places {
+        if place.is_file() {
+            return if is_executable(place) {
+                Ok(place.clone())
+            } else {
+                Err(LaunchError::NotExecutable {
+                    path: place.clone(),
+                })
+            };
+        }
+        if pinned {
+            break;
+        }
+    }
+    Err(LaunchError::NotFound { looked: places })
+}
+
+#[cfg(unix)]
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(path: &Path) -> bool {
+    path.is_file()
+}
+
+/// A CLI version, as `claude --version` prints it (`2.1.328 (Claude Code)`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CliVersion {
+    /// Major, minor, patch.
+    pub parts: (u32, u32, u32),
+    /// The whole text, trimmed.
+    pub text: String,
+}
+
+impl CliVersion {
+    /// Parses `2.1.328 (Claude Code)` or `2.1.328`.
+    pub fn parse(text: &str) -> Option<CliVersion> {
+        let text = text.trim();
+        let number = text.split_whitespace().next()?;
+        let mut parts = number.split('.').map(|p| p.parse::<u32>().ok());
+        let major = parts.next()??;
+        let minor = parts.next()??;
+        let patch = parts.next()??;
+        Some(CliVersion {
+            parts: (major, minor, patch),
+            text: text.to_owned(),
+        })
+    }
+}
+
+/// Runs `claude --version` and parses it.
+pub fn cli_version(program: &Path) -> Result<CliVersion, LaunchError> {
+    let output = std::process::Command::new(program)
+        .arg("--version")
+        .env_remove("CLAUDECODE")
+        .output()
+        .map_err(|source| LaunchError::Spawn {
+            path: program.to_path_buf(),
+            source,
+        })?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        return Err(LaunchError::Version {
+            path: program.to_path_buf(),
+            reason: format!(
+                "{}: {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            ),
+        });
+    }
+    CliVersion::parse(&stdout).ok_or_else(|| LaunchError::Version {
+        path: program.to_path_buf(),
+        reason: format!("unexpected output {:?}", stdout.trim()),
+    })
+}
