@@ -1,5 +1,6 @@
 //! `cargo xtask record [SCENARIO...]`: runs scenarios against the real CLI and writes their
-//! transcripts to `testdata/transcripts/cli-<version>/<scenario>.jsonl`.
+//! transcripts to `testdata/transcripts/cli-<version>/<scenario>.jsonl`, then regenerates the
+//! corpus snapshots of byre-proto that render them.
 
 use std::io::Write;
 
@@ -35,11 +36,10 @@ pub(crate) fn run(names: &[String]) -> Result<bool, String> {
                     std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
                 let mut count = 0;
                 for recording in &recordings {
-                    for line in &recording.lines {
-                        let text = serde_json::to_string(line).map_err(|e| e.to_string())?;
-                        writeln!(file, "{text}").map_err(|e| format!("{}: {e}", path.display()))?;
-                        count += 1;
-                    }
+                    // Each message's exact bytes, in the CLI's own key order.
+                    file.write_all(recording.to_jsonl().as_bytes())
+                        .map_err(|e| format!("{}: {e}", path.display()))?;
+                    count += recording.lines.len();
                 }
                 println!("recorded {} ({count} lines)", path.display());
             }
@@ -49,5 +49,21 @@ pub(crate) fn run(names: &[String]) -> Result<bool, String> {
             }
         }
     }
+    ok &= refresh_snapshots()?;
     Ok(ok)
+}
+
+/// Regenerates the corpus snapshots of byre-proto, so that they follow the new recordings;
+/// review them with `git diff` before committing.
+fn refresh_snapshots() -> Result<bool, String> {
+    println!("refreshing the corpus snapshots (review them with git diff)");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = std::process::Command::new(cargo)
+        .args(["test", "-p", "byre-proto", "--test", "it", "corpus"])
+        .env("INSTA_UPDATE", "always")
+        .env_remove("CI")
+        .current_dir(crate::project_root())
+        .status()
+        .map_err(|e| format!("could not run cargo: {e}"))?;
+    Ok(status.success())
 }

@@ -8,8 +8,7 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::time::Duration;
 
-use byre_testkit::{claude_bin, ClaudeEnv, FakeModel, ProvisionError, Script};
-use serde_json::Value;
+use byre_testkit::{claude_bin, ClaudeEnv, FakeModel, ProvisionError, Script, TranscriptLine};
 
 pub mod scenarios;
 
@@ -60,8 +59,30 @@ impl Ctx {
 /// One recorded CLI process of a scenario: its transcript lines.
 #[derive(Debug, Clone)]
 pub struct Recording {
-    /// The transcript, one JSON object per line.
-    pub lines: Vec<Value>,
+    /// The transcript, in order; each message keeps the exact text that went over the pipe.
+    pub lines: Vec<TranscriptLine>,
+}
+
+impl Recording {
+    /// The transcript as the file holds it: one [`TranscriptLine::to_json`] per line, each
+    /// ending in a newline.
+    pub fn to_jsonl(&self) -> String {
+        let mut out = String::new();
+        for line in &self.lines {
+            out.push_str(&line.to_json());
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The messages the CLI wrote, parsed, in order.
+    pub fn received(&self) -> Vec<serde_json::Value> {
+        self.lines
+            .iter()
+            .filter(|l| l.is_recv())
+            .filter_map(TranscriptLine::msg)
+            .collect()
+    }
 }
 
 /// A scenario's outcome: the transcripts of its CLI processes, in order.

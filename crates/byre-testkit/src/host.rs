@@ -29,9 +29,10 @@
 //! {"dir":"send","t":0.5,"raw":"{not json"}
 //! ```
 //!
-//! `stream_event` lines are kept. A `recv` line holds the JSON the CLI wrote, parsed as a
-//! [`serde_json::Value`]: the values are exact, but serde_json (without its
-//! `preserve_order` feature) sorts object keys, so the CLI's key order is not kept.
+//! `stream_event` lines are kept. The `msg` of a `recv` line is the line the CLI wrote, byte
+//! for byte (its own key order: `type` is about the 19th key of a `result`), and the `msg` of
+//! a `send` line is exactly what the host wrote. Each [`TranscriptLine`] keeps that text;
+//! [`TranscriptLine::msg`] parses it when a test wants a [`serde_json::Value`].
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -409,7 +410,134 @@ pub struct HostExit {
     /// after stdin was closed), in order.
     pub messages: Vec<CliMessage>,
     /// The whole transcript.
-    pub transcript: Vec<Value>,
+    pub transcript: Vec<TranscriptLine>,
+}
+
+/// Which way a transcript line went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TranscriptDir {
+    /// Written on the CLI's stdin.
+    Send,
+    /// Read from the CLI's stdout.
+    Recv,
+    /// A remark of the host.
+    Note,
+}
+
+impl TranscriptDir {
+    /// The name in transcript files: `send`, `recv` or `note`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TranscriptDir::Send => "send",
+            TranscriptDir::Recv => "recv",
+            TranscriptDir::Note => "note",
+        }
+    }
+}
+
+impl fmt::Display for TranscriptDir {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a transcript line holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TranscriptKind {
+    /// A message: `raw` is its exact JSON text (`"msg"` in the file).
+    Msg,
+    /// Bytes written as they are by [`Host::send_raw`] (`"raw"` in the file; lossy UTF-8).
+    Raw,
+    /// A remark (`"note"` in the file).
+    Note,
+}
+
+/// One line of a transcript.
+///
+/// A message keeps the exact text that went over the pipe, so the file shows the CLI's own
+/// key order. In the file it is written as `{"dir":..,"t":..,"msg":<the exact text>}` (see
+/// [`TranscriptLine::to_json`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TranscriptLine {
+    /// Which way it went.
+    pub dir: TranscriptDir,
+    /// Seconds since the host started the process, to the millisecond.
+    pub t: f64,
+    /// What the line holds.
+    pub kind: TranscriptKind,
+    /// The text: a message's exact JSON line (without its newline), the bytes of a raw
+    /// line, or the note.
+    pub raw: String,
+}
+
+impl TranscriptLine {
+    /// The message, parsed (object keys come out sorted); `None` for notes and raw lines.
+    pub fn msg(&self) -> Option<Value> {
+        match self.kind {
+            TranscriptKind::Msg => serde_json::from_str(&self.raw).ok(),
+            TranscriptKind::Raw | TranscriptKind::Note => None,
+        }
+    }
+
+    /// The note's text, for notes.
+    pub fn note(&self) -> Option<&str> {
+        (self.kind == TranscriptKind::Note).then_some(self.raw.as_str())
+    }
+
+    /// Whether this is a message read from the CLI.
+    pub fn is_recv(&self) -> bool {
+        self.dir == TranscriptDir::Recv && self.kind == TranscriptKind::Msg
+    }
+
+    /// Whether this is a message written to the CLI.
+    pub fn is_send(&self) -> bool {
+        self.dir == TranscriptDir::Send && self.kind == TranscriptKind::Msg
+    }
+
+    /// The line as it is written to a transcript file (no newline): `dir`, `t`, then `msg`
+    /// holding the exact message text, or `raw`/`note` as a JSON string.
+    pub fn to_json(&self) -> String {
+        let t = serde_json::to_string(&self.t).unwrap_or_else(|_| "0.0".to_owned());
+        let mut out = String::with_capacity(self.raw.len() + 40);
+        out.push_str("{\"dir\":\"");
+        out.push_str(self.dir.as_str());
+        out.push_str("\",\"t\":");
+        out.push_str(&t);
+        match self.kind {
+            TranscriptKind::Msg => {
+                out.push_str(",\"msg\":");
+                out.push_str(&self.raw);
+            }
+            TranscriptKind::Raw => {
+                out.push_str(",\"raw\":");
+                out.push_str(&Value::from(self.raw.as_str()).to_string());
+            }
+            TranscriptKind::Note => {
+                out.push_str(",\"note\":");
+                out.push_str(&Value::from(self.raw.as_str()).to_string());
+            }
+        }
+        out.push('}');
+        out
+    }
+
+    /// The file line parsed as a [`Value`] (`dir`, `t`, and `msg`, `raw` or `note`), for
+    /// tests that index into it; object keys come out sorted.
+    pub fn to_value(&self) -> Value {
+        let mut value = json!({ "dir": self.dir.as_str(), "t": self.t });
+        match self.kind {
+            TranscriptKind::Msg => value["msg"] = self.msg().unwrap_or(Value::Null),
+            TranscriptKind::Raw => value["raw"] = Value::from(self.raw.as_str()),
+            TranscriptKind::Note => value["note"] = Value::from(self.raw.as_str()),
+        }
+        value
+    }
+}
+
+impl fmt::Display for TranscriptLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_json())
+    }
 }
 
 /// One running CLI process, driven over stdin/stdout.
@@ -428,7 +556,7 @@ pub struct Host {
     stderr: Arc<Mutex<Vec<u8>>>,
     stderr_task: Option<JoinHandle<()>>,
     start: Instant,
-    transcript: Vec<Value>,
+    transcript: Vec<TranscriptLine>,
     transcript_path: Option<PathBuf>,
     queue: VecDeque<CliMessage>,
     responder: Responder,
@@ -530,7 +658,7 @@ impl Host {
     }
 
     /// The transcript so far.
-    pub fn transcript(&self) -> &[Value] {
+    pub fn transcript(&self) -> &[TranscriptLine] {
         &self.transcript
     }
 
@@ -546,17 +674,15 @@ impl Host {
 
     /// Records a remark in the transcript.
     pub fn note(&mut self, text: impl Into<String>) {
-        let t = self.t();
-        self.transcript
-            .push(json!({ "dir": "note", "t": t, "note": text.into() }));
+        self.record(TranscriptDir::Note, TranscriptKind::Note, text.into());
     }
 
     /// Writes one message on the CLI's stdin.
     pub async fn send(&mut self, message: &HostMessage) -> Result<(), HostError> {
-        let t = self.t();
-        self.transcript
-            .push(json!({ "dir": "send", "t": t, "msg": message.to_value() }));
-        self.write_line(&message.to_vec()).await
+        let bytes = message.to_vec();
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        self.record(TranscriptDir::Send, TranscriptKind::Msg, text);
+        self.write_line(&bytes).await
     }
 
     /// Sends a user prompt ([`UserMessage::prompt`]).
@@ -567,10 +693,8 @@ impl Host {
 
     /// Writes `bytes` and a newline as they are (for invalid input), recorded as a `raw` line.
     pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), HostError> {
-        let t = self.t();
         let raw = String::from_utf8_lossy(bytes).into_owned();
-        self.transcript
-            .push(json!({ "dir": "send", "t": t, "raw": raw }));
+        self.record(TranscriptDir::Send, TranscriptKind::Raw, raw);
         self.write_line(bytes).await
     }
 
@@ -763,6 +887,11 @@ impl Host {
         })
     }
 
+    fn record(&mut self, dir: TranscriptDir, kind: TranscriptKind, raw: String) {
+        let t = self.t();
+        self.transcript.push(TranscriptLine { dir, t, kind, raw });
+    }
+
     fn t(&self) -> f64 {
         (self.start.elapsed().as_secs_f64() * 1000.0).round() / 1000.0
     }
@@ -853,8 +982,9 @@ impl Host {
         if line.trim_ascii().is_empty() {
             return None;
         }
-        let value: Value = match serde_json::from_slice(line) {
-            Ok(value @ Value::Object(_)) => value,
+        // Checked as JSON (which also checks UTF-8), then kept as the exact text.
+        let text = match serde_json::from_slice::<Value>(line) {
+            Ok(Value::Object(_)) => String::from_utf8_lossy(line).into_owned(),
             Ok(_) | Err(_) => {
                 self.note(format!(
                     "stdout line that is not a JSON object ({} bytes): {}",
@@ -864,9 +994,7 @@ impl Host {
                 return None;
             }
         };
-        let t = self.t();
-        self.transcript
-            .push(json!({ "dir": "recv", "t": t, "msg": value }));
+        self.record(TranscriptDir::Recv, TranscriptKind::Msg, text);
         match CliMessage::from_slice(line) {
             Ok(message) => Some(message),
             Err(e) => {
@@ -957,41 +1085,16 @@ impl Drop for Host {
     }
 }
 
-fn write_lines(path: &Path, lines: &[Value]) -> io::Result<()> {
+fn write_lines(path: &Path, lines: &[TranscriptLine]) -> io::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    let mut out = Vec::new();
+    let mut out = String::new();
     for line in lines {
-        write_entry(&mut out, line)?;
-        out.push(b'\n');
+        out.push_str(&line.to_json());
+        out.push('\n');
     }
     std::fs::write(path, out)
-}
-
-/// Writes one transcript entry with `dir` and `t` first, for people reading the file.
-fn write_entry(out: &mut Vec<u8>, entry: &Value) -> io::Result<()> {
-    let Value::Object(map) = entry else {
-        serde_json::to_writer(&mut *out, entry)?;
-        return Ok(());
-    };
-    const FIRST: [&str; 2] = ["dir", "t"];
-    let keys = FIRST.into_iter().filter(|k| map.contains_key(*k)).chain(
-        map.keys()
-            .map(String::as_str)
-            .filter(|k| !FIRST.contains(k)),
-    );
-    out.push(b'{');
-    for (i, key) in keys.enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        serde_json::to_writer(&mut *out, key)?;
-        out.push(b':');
-        serde_json::to_writer(&mut *out, &map[key])?;
-    }
-    out.push(b'}');
-    Ok(())
 }
 
 /// The first bytes of a line, for notes.

@@ -16,7 +16,7 @@
 //! use std::time::Duration;
 //!
 //! use byre_proto::CliMessage;
-//! use byre_testkit::{base_args, claude_bin, ClaudeEnv, FakeModel, Host, HostOptions};
+//! use byre_testkit::{claude_bin, ClaudeEnv, FakeModel, Host, HostOptions};
 //! use byre_testkit::{Match, Reply, Rule, Script};
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
@@ -29,9 +29,10 @@
 //!     .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("Here they are.")));
 //! let model = FakeModel::start(script).await?;
 //!
-//! // The pinned CLI (installed on first use), offline, in a scratch HOME and directory.
+//! // The pinned CLI (installed on first use), offline, in a scratch HOME and directory,
+//! // with the stream-json flags of `base_args()`.
 //! let env = ClaudeEnv::new(&model.base_url())?;
-//! let mut host = Host::spawn(HostOptions::new(claude_bin()?, &env).args(base_args())).await?;
+//! let mut host = Host::spawn(HostOptions::new(claude_bin()?, &env)).await?;
 //! host.send_user("list files").await?;
 //! let turn = host.until_result(Duration::from_secs(30)).await?;
 //! assert!(matches!(turn.last(), Some(CliMessage::Result(r)) if r.result.as_deref() == Some("Here they are.")));

@@ -389,6 +389,19 @@ pub enum LaunchError {
         #[source]
         source: std::io::Error,
     },
+    /// The CLI exited before writing its first line.
+    #[error(
+        "the CLI exited ({status}) before its first line{}; stderr: {stderr_tail}",
+        hint.map(|h| format!(" ({h})")).unwrap_or_default()
+    )]
+    ExitedEarly {
+        /// Its exit status.
+        status: std::process::ExitStatus,
+        /// The end of its stderr.
+        stderr_tail: String,
+        /// What it most likely means, when byre recognises the message.
+        hint: Option<&'static str>,
+    },
     /// `claude --version` failed or printed something unexpected.
     #[error("`{path} --version` failed: {reason}")]
     Version {

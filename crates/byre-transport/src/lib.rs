@@ -2,11 +2,14 @@
 //! that recovers from over-long and malformed lines, and the launcher that finds `claude` and
 //! builds its argv and environment.
 //!
-//! Still to come in this crate (see the README's "Not done yet"): spawning with a bounded
-//! stderr buffer, shutdown that leaves no orphan processes, and the transcript writer.
+//! The process runs in its own process group with stderr drained into a bounded buffer, and
+//! shuts down without leaving a zombie or an orphan.
+//!
+//! Still to come in this crate (see the README's "Not done yet"): the transcript writer.
 
 mod codec;
 mod launch;
+mod process;
 
 pub use crate::codec::{
     encode_line, BadLine, BadLineReason, Frame, Line, NdjsonCodec, DEFAULT_MAX_LINE,
@@ -14,4 +17,7 @@ pub use crate::codec::{
 pub use crate::launch::{
     cli_version, find_claude, search_locations, CliVersion, GitIdentity, Launch, LaunchError,
     SdkServer, CLAUDE_BIN_VAR, ENTRYPOINT,
+};
+pub use crate::process::{
+    exit_hint, CliProcess, ExitInfo, ProcessOptions, StderrCallback, StderrTail, Stopped,
 };

@@ -1,26 +1,87 @@
-//! Conversation scenarios: text turns, tools, hooks, images, queued messages, bad input.
+//! Conversation scenarios: text turns, tools, hooks, images, queued messages, bad input,
+//! background tasks and subagents.
+//!
+//! Each scenario checks what observed-cli-2.1.328.md (§3–§7) says the CLI does. Assertions
+//! look at the messages as JSON values (by key, never by position), at what the fake model
+//! received, and at how the process ended.
 
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
-use byre_proto::{CliMessage, InitializeRequest, ResultSubtype};
-use byre_testkit::{base_args, Host, HostOptions};
+use byre_proto::{
+    CliMessage, HookEvent, HookMatcher, HookOutput, HostMessage, InitializeRequest, ResultSubtype,
+    UserMessage,
+};
+use byre_testkit::{
+    FakeModel, Host, HostExit, HostOptions, Responder, TranscriptDir, TranscriptKind,
+    TranscriptLine,
+};
+use serde_json::Value;
 
 use crate::{ensure, Ctx, Failure, Outcome, Recording, Scenario};
 
 const STEP: Duration = Duration::from_secs(30);
 
+/// A valid 1x1 RGB PNG (one orange pixel), base64.
+const PNG_1X1: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP438AAAAQBAYDFKhhdAAAAAElFTkSuQmCC";
+
 pub(crate) fn all() -> Vec<Scenario> {
-    vec![Scenario {
-        name: "text_two_turns",
-        run: |ctx| Box::pin(text_two_turns(ctx)),
-    }]
+    vec![
+        Scenario {
+            name: "text_two_turns",
+            run: |ctx| Box::pin(text_two_turns(ctx)),
+        },
+        Scenario {
+            name: "bash_tool",
+            run: |ctx| Box::pin(bash_tool(ctx)),
+        },
+        Scenario {
+            name: "bash_background",
+            run: |ctx| Box::pin(bash_background(ctx)),
+        },
+        Scenario {
+            name: "stop_hook_block",
+            run: |ctx| Box::pin(stop_hook_block(ctx)),
+        },
+        Scenario {
+            name: "pretooluse_deny",
+            run: |ctx| Box::pin(pretooluse_deny(ctx)),
+        },
+        Scenario {
+            name: "image_turn",
+            run: |ctx| Box::pin(image_turn(ctx)),
+        },
+        Scenario {
+            name: "queued_with_uuids",
+            run: |ctx| Box::pin(queued_with_uuids(ctx)),
+        },
+        Scenario {
+            name: "stdin_closed_mid_turn",
+            run: |ctx| Box::pin(stdin_closed_mid_turn(ctx)),
+        },
+        Scenario {
+            name: "malformed_stdin_line",
+            run: |ctx| Box::pin(malformed_stdin_line(ctx)),
+        },
+        Scenario {
+            name: "subagent_foreground",
+            run: |ctx| Box::pin(subagent_foreground(ctx)),
+        },
+        Scenario {
+            name: "subagent_background",
+            run: |ctx| Box::pin(subagent_background(ctx)),
+        },
+    ]
 }
 
 /// Two text turns in one process: two results, one session id, and the API sees the first
 /// turn when answering the second.
 async fn text_two_turns(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("text_two_turns").await?;
-    let options = HostOptions::new(&ctx.bin, &env).args(base_args());
+    let options = HostOptions::new(&ctx.bin, &env);
     let mut host = Host::spawn(options).await.map_err(Failure::from_error)?;
     host.initialize(InitializeRequest::default(), STEP)
         .await
@@ -80,6 +141,995 @@ async fn text_two_turns(ctx: Ctx) -> Outcome {
     }])
 }
 
+/// The model runs Bash `echo hi`: the tool result holds `hi`, the second API request carries
+/// it, and the turn ends in one result counting two model turns (§2, §7).
+async fn bash_tool(ctx: Ctx) -> Outcome {
+    let (model, env) = ctx.fake("bash_tool").await?;
+    let mut host = start(&ctx, &env, Responder::new(), InitializeRequest::default()).await?;
+    host.send_user("please say hi with bash")
+        .await
+        .map_err(fail)?;
+    let turn = json_of(&host.until_result(STEP).await.map_err(fail)?);
+
+    let call = position(&turn, |v| {
+        v["type"] == "assistant"
+            && v["message"]["content"][0]["type"] == "tool_use"
+            && v["message"]["content"][0]["id"] == "toolu_bash_hi"
+    })
+    .ok_or_else(|| Failure::new("no assistant line with the Bash call"))?;
+    ensure!(
+        turn[call]["message"]["content"][0]["name"] == "Bash"
+            && turn[call]["message"]["content"][0]["input"]["command"] == "echo hi",
+        "the tool call: {}",
+        turn[call]
+    );
+    ensure!(
+        turn[call]["message"]["stop_reason"].is_null(),
+        "assistant lines carry stop_reason null: {}",
+        turn[call]
+    );
+    let (at, line, block) = tool_result_for(&turn, "toolu_bash_hi")
+        .ok_or_else(|| Failure::new("no tool_result for the Bash call"))?;
+    ensure!(at > call, "the tool_result came before the call");
+    ensure!(
+        block["content"] == "hi" && block["is_error"] == false,
+        "the tool_result block: {block}"
+    );
+    ensure!(
+        line["parent_tool_use_id"].is_null(),
+        "a top-level tool result has parent_tool_use_id null: {line}"
+    );
+    ensure!(
+        line["tool_use_result"]["stdout"] == "hi"
+            && line["tool_use_result"]["stderr"] == ""
+            && line["tool_use_result"]["interrupted"] == false,
+        "tool_use_result: {}",
+        line["tool_use_result"]
+    );
+    let decision = &line["tool_result_meta"][0];
+    ensure!(
+        decision["id"] == "toolu_bash_hi"
+            && decision["permission_decision"]["decision"] == "accept"
+            && decision["permission_decision"]["source"] == "config",
+        "tool_result_meta: {}",
+        line["tool_result_meta"]
+    );
+    ensure!(
+        systems(&turn, "task_started").is_empty(),
+        "a short Bash made a task"
+    );
+    ensure!(
+        statuses_requesting(&turn) == 2,
+        "expected 2 `requesting` statuses (one per API call), got {}",
+        statuses_requesting(&turn)
+    );
+    let result = only_result(&turn)?;
+    ensure!(
+        result["subtype"] == "success"
+            && result["num_turns"] == 2
+            && result["result"] == "The command printed: hi"
+            && result["terminal_reason"] == "completed",
+        "the result: {}",
+        brief(result)
+    );
+
+    let requests = model.message_requests();
+    ensure!(
+        requests.len() == 2,
+        "expected 2 API requests, got {}",
+        requests.len()
+    );
+    ensure!(
+        requests[0].tool_names().iter().any(|n| n == "Bash"),
+        "Bash was not offered: {:?}",
+        requests[0].tool_names()
+    );
+    ensure!(
+        requests[1].tool_results() == ["hi"],
+        "the second API request's tool results: {:?}",
+        requests[1].tool_results()
+    );
+    let exit = finish(host, &model).await?;
+    Ok(vec![Recording {
+        lines: exit.transcript,
+    }])
+}
+
+/// A Bash with `run_in_background: true`: the turn ends while the task runs; then
+/// task_updated, task_notification and background_tasks_changed(`[]`) arrive and the CLI
+/// starts a turn by itself whose result has `origin.kind == "task-notification"` (§7).
+async fn bash_background(ctx: Ctx) -> Outcome {
+    let (model, env) = ctx.fake("bash_background").await?;
+    let mut host = start(&ctx, &env, Responder::new(), InitializeRequest::default()).await?;
+    host.send_user("please start the background job")
+        .await
+        .map_err(fail)?;
+    let first = json_of(&host.until_result(STEP).await.map_err(fail)?);
+
+    let (changed_at, changed) = systems(&first, "background_tasks_changed")
+        .into_iter()
+        .next()
+        .ok_or_else(|| Failure::new("no background_tasks_changed when the task started"))?;
+    let task_id = changed["tasks"][0]["task_id"]
+        .as_str()
+        .ok_or_else(|| Failure::new(format!("no task in {changed}")))?
+        .to_owned();
+    ensure!(
+        changed["tasks"][0]["task_type"] == "local_bash",
+        "background_tasks_changed: {changed}"
+    );
+    let (started_at, started) = systems(&first, "task_started")
+        .into_iter()
+        .next()
+        .ok_or_else(|| Failure::new("no task_started"))?;
+    ensure!(
+        started["task_id"] == task_id.as_str()
+            && started["is_backgrounded"] == true
+            && started["task_type"] == "local_bash"
+            && started["tool_use_id"] == "toolu_bash_bg",
+        "task_started: {started}"
+    );
+    let (result_at, line, block) = tool_result_for(&first, "toolu_bash_bg")
+        .ok_or_else(|| Failure::new("no tool_result for the background Bash"))?;
+    ensure!(
+        changed_at < started_at && started_at < result_at,
+        "expected background_tasks_changed, task_started, tool_result in this order"
+    );
+    ensure!(
+        content_text(&block["content"]).contains("Command running in background with ID:"),
+        "the tool_result: {block}"
+    );
+    ensure!(
+        line["tool_use_result"]["backgroundTaskId"] == task_id.as_str(),
+        "tool_use_result.backgroundTaskId: {}",
+        line["tool_use_result"]
+    );
+    let first_result = only_result(&first)?;
+    ensure!(
+        first_result["subtype"] == "success"
+            && first_result["result"] == "Started it in the background."
+            && first_result.get("origin").is_none(),
+        "the first result: {}",
+        brief(first_result)
+    );
+    ensure!(
+        systems(&first, "task_notification").is_empty(),
+        "the task finished before the turn's result"
+    );
+
+    // stdin stays open: the CLI starts the next turn by itself.
+    let rest = json_of(
+        &host
+            .until(STEP, is_notification_result)
+            .await
+            .map_err(fail)?,
+    );
+    let (updated_at, updated) = systems(&rest, "task_updated")
+        .into_iter()
+        .next()
+        .ok_or_else(|| Failure::new("no task_updated"))?;
+    ensure!(
+        updated["task_id"] == task_id.as_str()
+            && updated["patch"]["status"] == "completed"
+            && updated["patch"]["end_time"].is_number(),
+        "task_updated: {updated}"
+    );
+    let (notified_at, notified) = systems(&rest, "task_notification")
+        .into_iter()
+        .next()
+        .ok_or_else(|| Failure::new("no task_notification"))?;
+    ensure!(
+        notified["task_id"] == task_id.as_str()
+            && notified["status"] == "completed"
+            && notified["tool_use_id"] == "toolu_bash_bg",
+        "task_notification: {notified}"
+    );
+    // The task really ran: its output file starts with both lines (the CLI may append an
+    // `[exited with code 0]` trailer, sometimes after the notification).
+    let output_file = notified["output_file"].as_str().unwrap_or_default();
+    let output = std::fs::read_to_string(output_file).unwrap_or_default();
+    ensure!(
+        output.starts_with("x\ndone\n"),
+        "the task's output file {output_file:?} holds {output:?}"
+    );
+    let (emptied_at, _) = systems(&rest, "background_tasks_changed")
+        .into_iter()
+        .find(|(_, v)| v["tasks"].as_array().is_some_and(Vec::is_empty))
+        .ok_or_else(|| Failure::new("no background_tasks_changed with tasks: []"))?;
+    let (init_at, _) = systems(&rest, "init")
+        .into_iter()
+        .next()
+        .ok_or_else(|| Failure::new("no system/init for the notification turn"))?;
+    let results = results_of(&rest);
+    ensure!(
+        results.len() == 1,
+        "expected only the notification turn's result, got {}",
+        results.len()
+    );
+    let notification_result = results[0];
+    ensure!(
+        updated_at < notified_at && notified_at < emptied_at && emptied_at < init_at,
+        "expected task_updated, task_notification, background_tasks_changed, system/init in \
+         this order"
+    );
+    ensure!(
+        notification_result["origin"]["kind"] == "task-notification"
+            && notification_result["origin"]["producer"] == "session-task"
+            && notification_result["origin"]["runId"] == started["run_id"]
+            && notification_result["result"] == "The background job finished."
+            && notification_result["session_id"] == first_result["session_id"],
+        "the notification turn's result: {}",
+        brief(notification_result)
+    );
+
+    let requests = model.message_requests();
+    ensure!(
+        requests.len() == 3,
+        "expected 3 API requests, got {}",
+        requests.len()
+    );
+    // The notification is a `<system-reminder>` block of the last user message.
+    let injected = last_user_text_all(requests[2].messages());
+    ensure!(
+        injected.contains("<task-notification>")
+            && injected.contains(&format!("<task-id>{task_id}</task-id>"))
+            && injected.contains("<status>completed</status>"),
+        "the notification turn's last user message: {injected}"
+    );
+    let exit = finish(host, &model).await?;
+    Ok(vec![Recording {
+        lines: exit.transcript,
+    }])
+}
+
+/// A Stop hook blocks once with "keep going": a synthetic "Stop hook feedback" user line, a
+/// second API call, `stop_hook_active: true` on the second Stop input, and still one result
+/// for the turn with `num_turns: 2` (§5.2).
+async fn stop_hook_block(ctx: Ctx) -> Outcome {
+    let (model, env) = ctx.fake("stop_hook_block").await?;
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&calls);
+    let responder = Responder::new().hook("hook_0", move |_| {
+        if counter.fetch_add(1, Ordering::SeqCst) == 0 {
+            HookOutput::block("keep going")
+        } else {
+            HookOutput::none()
+        }
+    });
+    let init = with_hooks(HookEvent::STOP, None, "hook_0");
+    let mut host = start(&ctx, &env, responder, init).await?;
+    host.send_user("stop hook test").await.map_err(fail)?;
+    let turn = json_of(&host.until_result(STEP).await.map_err(fail)?);
+
+    let hooks = hook_calls(&turn, "hook_0");
+    ensure!(
+        hooks.len() == 2 && calls.load(Ordering::SeqCst) == 2,
+        "expected 2 Stop callbacks, got {}",
+        hooks.len()
+    );
+    let (first_at, first) = hooks[0];
+    let (second_at, second) = hooks[1];
+    ensure!(
+        first["hook_event_name"] == "Stop"
+            && first["stop_hook_active"] == false
+            && first["last_assistant_message"] == "First answer.",
+        "the first Stop input: {first}"
+    );
+    ensure!(
+        second["stop_hook_active"] == true
+            && second["last_assistant_message"] == "Continuing because the Stop hook asked.",
+        "the second Stop input: {second}"
+    );
+    let feedback = position(&turn, |v| {
+        v["type"] == "user"
+            && content_text(&v["message"]["content"]) == "Stop hook feedback:\nkeep going"
+    })
+    .ok_or_else(|| Failure::new("no synthetic Stop hook feedback line"))?;
+    ensure!(
+        turn[feedback]["isSynthetic"] == true && turn[feedback]["parent_tool_use_id"].is_null(),
+        "the feedback line: {}",
+        turn[feedback]
+    );
+    ensure!(
+        first_at < feedback && feedback < second_at,
+        "the feedback line is not between the two Stop callbacks"
+    );
+    let notice = systems(&turn, "notification");
+    ensure!(
+        notice.iter().any(|(_, v)| v["key"] == "stop-hook-error"),
+        "no system/notification stop-hook-error: {:?}",
+        notice.iter().map(|(_, v)| v).collect::<Vec<_>>()
+    );
+    let result = only_result(&turn)?;
+    ensure!(
+        result["subtype"] == "success"
+            && result["num_turns"] == 2
+            && result["result"] == "Continuing because the Stop hook asked.",
+        "the result: {}",
+        brief(result)
+    );
+
+    let requests = model.message_requests();
+    ensure!(
+        requests.len() == 2,
+        "expected 2 API requests, got {}",
+        requests.len()
+    );
+    ensure!(
+        requests[1]
+            .last_user_text()
+            .is_some_and(|t| t.contains("Stop hook feedback:\nkeep going")),
+        "the second API request's last user text: {:?}",
+        requests[1].last_user_text()
+    );
+    let exit = finish(host, &model).await?;
+    Ok(vec![Recording {
+        lines: exit.transcript,
+    }])
+}
+
+/// A PreToolUse hook (matcher "Bash") denies the call: an error tool_result with the hook's
+/// reason, `permission_decision.source == "hook"`, and a `permission_denials` entry (§5.2).
+async fn pretooluse_deny(ctx: Ctx) -> Outcome {
+    const REASON: &str = "Bash is blocked by the host";
+    let (model, env) = ctx.fake("pretooluse_deny").await?;
+    let responder = Responder::new().hook("hook_pre", |_| HookOutput::deny_tool(REASON));
+    let init = with_hooks(HookEvent::PRE_TOOL_USE, Some("Bash"), "hook_pre");
+    let mut host = start(&ctx, &env, responder, init).await?;
+    host.send_user("run echo hi").await.map_err(fail)?;
+    let turn = json_of(&host.until_result(STEP).await.map_err(fail)?);
+
+    let hooks = hook_calls(&turn, "hook_pre");
+    ensure!(
+        hooks.len() == 1,
+        "expected 1 PreToolUse callback, got {}",
+        hooks.len()
+    );
+    let (hook_at, input) = hooks[0];
+    ensure!(
+        input["hook_event_name"] == "PreToolUse"
+            && input["tool_name"] == "Bash"
+            && input["tool_input"]["command"] == "echo hi"
+            && input["tool_use_id"] == "toolu_denied",
+        "the PreToolUse input: {input}"
+    );
+    let expected = format!("PreToolUse:Bash hook error: {REASON}");
+    let (result_at, line, block) = tool_result_for(&turn, "toolu_denied")
+        .ok_or_else(|| Failure::new("no tool_result for the denied call"))?;
+    ensure!(hook_at < result_at, "the tool_result came before the hook");
+    ensure!(
+        block["is_error"] == true && block["content"] == expected.as_str(),
+        "the tool_result block: {block}"
+    );
+    ensure!(
+        line["tool_use_result"] == format!("Error: {expected}").as_str(),
+        "tool_use_result: {}",
+        line["tool_use_result"]
+    );
+    let decision = &line["tool_result_meta"][0];
+    ensure!(
+        decision["id"] == "toolu_denied"
+            && decision["permission_decision"]["decision"] == "reject"
+            && decision["permission_decision"]["source"] == "hook"
+            && decision["non_execution_kind"] == "permission-rule",
+        "tool_result_meta: {}",
+        line["tool_result_meta"]
+    );
+    let result = only_result(&turn)?;
+    ensure!(
+        result["subtype"] == "success" && result["result"] == "The tool was denied, ok.",
+        "the result: {}",
+        brief(result)
+    );
+    let denials = result["permission_denials"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    ensure!(
+        denials.len() == 1
+            && denials[0]["tool_name"] == "Bash"
+            && denials[0]["tool_use_id"] == "toolu_denied"
+            && denials[0]["tool_input"]["command"] == "echo hi",
+        "permission_denials: {denials:?}"
+    );
+
+    let requests = model.message_requests();
+    ensure!(
+        requests.len() == 2,
+        "expected 2 API requests, got {}",
+        requests.len()
+    );
+    ensure!(
+        requests[1].tool_results() == [expected.clone()],
+        "the second API request's tool results: {:?}",
+        requests[1].tool_results()
+    );
+    let exit = finish(host, &model).await?;
+    Ok(vec![Recording {
+        lines: exit.transcript,
+    }])
+}
+
+/// A user turn with a base64 PNG followed by text: the API's last user message holds the
+/// image and the text, and the turn succeeds (§4).
+async fn image_turn(ctx: Ctx) -> Outcome {
+    let (model, env) = ctx.fake("image_turn").await?;
+    let mut host = start(&ctx, &env, Responder::new(), InitializeRequest::default()).await?;
+    let prompt = UserMessage::with_images(
+        [("image/png".to_owned(), PNG_1X1.to_owned())],
+        "what is in this image?",
+    );
+    host.send(&HostMessage::User(Box::new(prompt)))
+        .await
+        .map_err(fail)?;
+    let turn = json_of(&host.until_result(STEP).await.map_err(fail)?);
+    let result = only_result(&turn)?;
+    ensure!(
+        result["subtype"] == "success" && result["result"] == "I see an orange pixel.",
+        "the result: {}",
+        brief(result)
+    );
+
+    let requests = model.message_requests();
+    ensure!(
+        requests.len() == 1,
+        "expected 1 API request, got {}",
+        requests.len()
+    );
+    let last = last_user_message(requests[0].messages())
+        .ok_or_else(|| Failure::new("the API request has no user message"))?;
+    let blocks = last["content"].as_array().cloned().unwrap_or_default();
+    let image = blocks
+        .iter()
+        .position(|b| b["type"] == "image")
+        .ok_or_else(|| Failure::new(format!("no image block in {last}")))?;
+    let source = &blocks[image]["source"];
+    ensure!(
+        source["type"] == "base64"
+            && source["media_type"] == "image/png"
+            && source["data"] == PNG_1X1,
+        "the image block's source: {source}"
+    );
+    let text = blocks
+        .iter()
+        // The CLI ends the prompt text with a newline.
+        .position(|b| {
+            b["type"] == "text"
+                && b["text"].as_str().map(str::trim_end) == Some("what is in this image?")
+        })
+        .ok_or_else(|| Failure::new(format!("no prompt text block in {last}")))?;
+    ensure!(
+        image < text,
+        "the image does not come before the text: {last}"
+    );
+    ensure!(
+        blocks.iter().any(|b| b["type"] == "text"
+            && b["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("[Image: source: "))),
+        "no `[Image: source: …]` text block in {last}"
+    );
+    let exit = finish(host, &model).await?;
+    Ok(vec![Recording {
+        lines: exit.transcript,
+    }])
+}
+
+/// A message with a uuid, then two more sent while its slow turn runs: command_lifecycle
+/// for each uuid, the two queued messages merged into one turn, 2 results in all, the second
+/// listing both uuids (§4).
+async fn queued_with_uuids(ctx: Ctx) -> Outcome {
+    const U1: &str = "7c3f0f52-0c1e-4b39-9b7e-000000000001";
+    const U2: &str = "7c3f0f52-0c1e-4b39-9b7e-000000000002";
+    const U3: &str = "7c3f0f52-0c1e-4b39-9b7e-000000000003";
+    let (model, env) = ctx.fake("queued_with_uuids").await?;
+    let mut host = start(&ctx, &env, Responder::new(), InitializeRequest::default()).await?;
+    let user =
+        |text: &str, uuid: &str| HostMessage::User(Box::new(UserMessage::prompt(text).uuid(uuid)));
+    host.send(&user("first message", U1)).await.map_err(fail)?;
+    // The first turn is running once its lifecycle says `started`; its reply takes 1.5 s.
+    let mut seen = host
+        .until(STEP, |m| {
+            matches!(m, CliMessage::CommandLifecycle(c)
+                if c.command_uuid == U1 && c.state.as_str() == "started")
+        })
+        .await
+        .map_err(fail)?;
+    host.send(&user("second message", U2)).await.map_err(fail)?;
+    host.send(&user("third message", U3)).await.map_err(fail)?;
+    seen.extend(host.until_result(STEP).await.map_err(fail)?);
+    ensure!(
+        model.message_requests().len() == 1,
+        "the queued messages did not wait for the first turn"
+    );
+    seen.extend(host.until_result(STEP).await.map_err(fail)?);
+    // `completed` comes after the turn's result: wait for both queued messages'.
+    let mut completed = 0;
+    seen.extend(
+        host.until(STEP, |m| {
+            if matches!(m, CliMessage::CommandLifecycle(c)
+                if (c.command_uuid == U2 || c.command_uuid == U3)
+                    && c.state.as_str() == "completed")
+            {
+                completed += 1;
+            }
+            completed == 2
+        })
+        .await
+        .map_err(fail)?,
+    );
+    let all = json_of(&seen);
+
+    for uuid in [U1, U2, U3] {
+        let states: Vec<&str> = all
+            .iter()
+            .filter(|v| v["type"] == "command_lifecycle" && v["command_uuid"] == uuid)
+            .filter_map(|v| v["state"].as_str())
+            .collect();
+        ensure!(
+            states == ["queued", "started", "completed"],
+            "command_lifecycle of {uuid}: {states:?}"
+        );
+    }
+    let results = results_of(&all);
+    ensure!(
+        results.len() == 2,
+        "expected 2 results, got {}",
+        results.len()
+    );
+    ensure!(
+        results[0]["result"] == "Reply one." && results[0]["user_message_uuid"] == U1,
+        "the first result: {}",
+        brief(results[0])
+    );
+    ensure!(
+        results[1]["result"] == "Reply two."
+            && results[1]["user_message_uuids"] == serde_json::json!([U2, U3]),
+        "the second result: {}",
+        brief(results[1])
+    );
+    let lifecycle_at = |uuid: &str, state: &str| {
+        position(&all, |v| {
+            v["type"] == "command_lifecycle" && v["command_uuid"] == uuid && v["state"] == state
+        })
+    };
+    let first_result_at = position(&all, |v| v["type"] == "result");
+    let second_result_at = all.iter().rposition(|v| v["type"] == "result");
+    ensure!(
+        lifecycle_at(U2, "queued") < first_result_at
+            && lifecycle_at(U3, "queued") < first_result_at
+            && first_result_at < lifecycle_at(U2, "started")
+            && first_result_at < lifecycle_at(U3, "started"),
+        "the second and third messages were not queued behind the first turn"
+    );
+    ensure!(
+        first_result_at < lifecycle_at(U1, "completed")
+            && second_result_at < lifecycle_at(U2, "completed")
+            && second_result_at < lifecycle_at(U3, "completed"),
+        "`completed` came before the turn's result"
+    );
+    let inits = systems(&all, "init");
+    ensure!(
+        inits.len() == 2
+            && inits[0].1["user_message_uuids"] == serde_json::json!([U1])
+            && inits[1].1["user_message_uuids"] == serde_json::json!([U2, U3]),
+        "system/init user_message_uuids: {:?}",
+        inits
+            .iter()
+            .map(|(_, v)| &v["user_message_uuids"])
+            .collect::<Vec<_>>()
+    );
+
+    let requests = model.message_requests();
+    ensure!(
+        requests.len() == 2,
+        "expected 2 API requests (the queued messages merged), got {}",
+        requests.len()
+    );
+    let merged = requests[1].last_user_text().unwrap_or_default();
+    ensure!(
+        merged.contains("second message") && merged.contains("third message"),
+        "the second API request's last user message: {merged:?}"
+    );
+    let with_second = requests[1]
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "user" && m.to_string().contains("second message"))
+        .count();
+    ensure!(
+        with_second == 1,
+        "\"second message\" is in {with_second} user messages of the second request"
+    );
+    let exit = finish(host, &model).await?;
+    Ok(vec![Recording {
+        lines: exit.transcript,
+    }])
+}
+
+/// stdin is closed right after a prompt whose reply is slow: the turn still runs to its
+/// result, then the process exits 0 (§1).
+async fn stdin_closed_mid_turn(ctx: Ctx) -> Outcome {
+    let (model, env) = ctx.fake("stdin_closed_mid_turn").await?;
+    let mut host = start(&ctx, &env, Responder::new(), InitializeRequest::default()).await?;
+    host.send_user("answer slowly please").await.map_err(fail)?;
+    host.close_stdin();
+    let exit = host.wait(STEP).await.map_err(fail)?;
+    ensure!(
+        exit.status.code() == Some(0),
+        "exit status {:?}; stderr: {}",
+        exit.status,
+        exit.stderr
+    );
+    let turn = json_of(&exit.messages);
+    let result = only_result(&turn)?;
+    ensure!(
+        result["subtype"] == "success" && result["result"] == "Slow answer.",
+        "the result: {}",
+        brief(result)
+    );
+    ensure!(
+        result["duration_ms"]
+            .as_f64()
+            .is_some_and(|ms| ms >= 1500.0),
+        "the turn took {} ms, less than the model's 1.5 s delay",
+        result["duration_ms"]
+    );
+    let closed = exit
+        .transcript
+        .iter()
+        .position(|l| l.note() == Some("stdin closed"));
+    let result_line = exit
+        .transcript
+        .iter()
+        .position(|l| l.is_recv() && l.msg().is_some_and(|m| m["type"] == "result"));
+    ensure!(
+        closed.is_some() && closed < result_line,
+        "stdin was not closed before the result arrived"
+    );
+    ensure!(
+        model.message_requests().len() == 1,
+        "expected 1 API request, got {}",
+        model.message_requests().len()
+    );
+    no_unmatched(&model)?;
+    Ok(vec![Recording {
+        lines: exit.transcript,
+    }])
+}
+
+/// A malformed JSON line after a normal turn: the CLI exits 1 with `Error parsing streaming
+/// input line` on stderr and writes no further result (§4).
+async fn malformed_stdin_line(ctx: Ctx) -> Outcome {
+    let (model, env) = ctx.fake("malformed_stdin_line").await?;
+    let mut host = start(&ctx, &env, Responder::new(), InitializeRequest::default()).await?;
+    host.send_user("ping").await.map_err(fail)?;
+    let turn = json_of(&host.until_result(STEP).await.map_err(fail)?);
+    let result = only_result(&turn)?;
+    ensure!(
+        result["subtype"] == "success" && result["result"] == "pong",
+        "the result: {}",
+        brief(result)
+    );
+    host.send_raw(br#"{"type":"user","message":{"role":"user","content":"oops"}"#)
+        .await
+        .map_err(fail)?;
+    let exit = host.wait(STEP).await.map_err(fail)?;
+    ensure!(
+        exit.status.code() == Some(1),
+        "exit status {:?}; stderr: {}",
+        exit.status,
+        exit.stderr
+    );
+    ensure!(
+        exit.stderr.contains("Error parsing streaming input line"),
+        "stderr: {}",
+        exit.stderr
+    );
+    let after = json_of(&exit.messages);
+    ensure!(
+        results_of(&after).is_empty(),
+        "a result came after the malformed line"
+    );
+    let mut lines = exit.transcript;
+    let said = exit
+        .stderr
+        .lines()
+        .find(|l| l.contains("Error parsing streaming input line"))
+        .unwrap_or_default();
+    lines.push(TranscriptLine {
+        dir: TranscriptDir::Note,
+        t: lines.last().map_or(0.0, |l| l.t),
+        kind: TranscriptKind::Note,
+        raw: format!("stderr: {said}"),
+    });
+    ensure!(
+        model.message_requests().len() == 1,
+        "expected 1 API request, got {}",
+        model.message_requests().len()
+    );
+    no_unmatched(&model)?;
+    Ok(vec![Recording { lines }])
+}
+
+/// The model calls `Agent` in the foreground; the subagent runs Bash and reports. Nested lines
+/// carry `parent_tool_use_id` = the Agent call and `agent_id`; task_started, task_notification
+/// and the top-level Agent tool_result frame them (§7).
+async fn subagent_foreground(ctx: Ctx) -> Outcome {
+    const AGENT: &str = "toolu_agent_fg";
+    const PROMPT: &str = "SUBTASK-FG: run echo from the subagent";
+    let (model, env) = ctx.fake("subagent_foreground").await?;
+    let mut host = start(&ctx, &env, Responder::new(), InitializeRequest::default()).await?;
+    host.send_user("please spawn a foreground agent")
+        .await
+        .map_err(fail)?;
+    let turn = json_of(&host.until_result(STEP).await.map_err(fail)?);
+
+    let (started_at, started) = systems(&turn, "task_started")
+        .into_iter()
+        .next()
+        .ok_or_else(|| Failure::new("no task_started for the subagent"))?;
+    ensure!(
+        started["task_type"] == "local_agent"
+            && started["is_backgrounded"] == false
+            && started["tool_use_id"] == AGENT
+            && started["subagent_type"] == "general-purpose"
+            && started["prompt"] == PROMPT
+            && started["spawn_depth"] == 1,
+        "task_started: {started}"
+    );
+    let agent_id = started["task_id"].as_str().unwrap_or_default().to_owned();
+    let nested = check_nested(&turn, AGENT, &agent_id, "Echo in subagent")?;
+    // In the foreground the subagent's prompt is sent as its first nested line.
+    ensure!(
+        turn[nested[0]]["type"] == "user"
+            && content_text(&turn[nested[0]]["message"]["content"]) == PROMPT
+            && started_at < nested[0],
+        "the first nested line is not the subagent's prompt: {}",
+        turn[nested[0]]
+    );
+    // Its final text is not forwarded (no --forward-subagent-text).
+    ensure!(
+        !nested
+            .iter()
+            .any(|&i| content_text(&turn[i]["message"]["content"]).contains("DONE-FG")),
+        "the subagent's final text was forwarded"
+    );
+    let progress = systems(&turn, "task_progress");
+    ensure!(
+        progress
+            .iter()
+            .any(|(_, v)| v["task_id"] == agent_id.as_str() && v["last_tool_name"] == "Bash"),
+        "no task_progress naming Bash: {:?}",
+        progress.iter().map(|(_, v)| v).collect::<Vec<_>>()
+    );
+    let sub_call = nested
+        .iter()
+        .copied()
+        .find(|&i| {
+            turn[i]["type"] == "assistant"
+                && turn[i]["message"]["content"][0]["id"] == "toolu_sub_fg_bash"
+        })
+        .ok_or_else(|| Failure::new("no nested assistant line with the subagent's Bash call"))?;
+    let (sub_result_at, _, sub_block) = tool_result_for(&turn, "toolu_sub_fg_bash")
+        .ok_or_else(|| Failure::new("no nested tool_result for the subagent's Bash"))?;
+    ensure!(
+        nested.contains(&sub_result_at) && sub_block["content"] == "from-sub",
+        "the subagent's tool_result: {}",
+        turn[sub_result_at]
+    );
+    ensure!(
+        started_at < sub_call && sub_call < sub_result_at,
+        "expected task_started, nested tool call, nested tool result in this order"
+    );
+    let (notified_at, notified) = systems(&turn, "task_notification")
+        .into_iter()
+        .next()
+        .ok_or_else(|| Failure::new("no task_notification for the subagent"))?;
+    ensure!(
+        notified["task_id"] == agent_id.as_str()
+            && notified["tool_use_id"] == AGENT
+            && notified["status"] == "completed"
+            && notified["summary"] == "Subagent report: DONE-FG"
+            && notified["usage"]["tool_uses"] == 1,
+        "task_notification: {notified}"
+    );
+    let (updated_at, updated) = systems(&turn, "task_updated")
+        .into_iter()
+        .next()
+        .ok_or_else(|| Failure::new("no task_updated for the subagent"))?;
+    ensure!(
+        updated["task_id"] == agent_id.as_str()
+            && updated["patch"]["status"] == "completed"
+            && updated_at < notified_at,
+        "task_updated: {updated}"
+    );
+    let (agent_result_at, agent_line, agent_block) = tool_result_for(&turn, AGENT)
+        .ok_or_else(|| Failure::new("no top-level tool_result for the Agent call"))?;
+    ensure!(
+        sub_result_at < notified_at && notified_at < agent_result_at,
+        "expected nested lines, task_notification, Agent tool_result in this order"
+    );
+    ensure!(
+        agent_line["parent_tool_use_id"].is_null()
+            && agent_line.get("agent_id").is_none()
+            && content_text(&agent_block["content"]).contains("DONE-FG"),
+        "the Agent tool_result: {agent_line}"
+    );
+    let output = &agent_line["tool_use_result"];
+    ensure!(
+        output["status"] == "completed"
+            && output["agentId"] == agent_id.as_str()
+            && output["prompt"] == PROMPT
+            && output["totalToolUseCount"] == 1,
+        "the Agent tool_use_result: {output}"
+    );
+    let result = only_result(&turn)?;
+    ensure!(
+        result["subtype"] == "success"
+            && result["result"] == "Main agent got the report."
+            && result["subagent_stats"]["spawned"] == 1
+            && result["subagent_stats"]["completed"] == 1,
+        "the result: {}",
+        brief(result)
+    );
+
+    let requests = model.message_requests();
+    ensure!(
+        requests.len() == 4,
+        "expected 4 API requests (2 parent, 2 subagent), got {}",
+        requests.len()
+    );
+    ensure!(
+        requests[1]
+            .last_user_text()
+            .is_some_and(|t| t.contains(PROMPT))
+            && !requests[1].tool_names().is_empty(),
+        "the subagent's first API request: last user text {:?}",
+        requests[1].last_user_text()
+    );
+    ensure!(
+        requests[3]
+            .tool_results()
+            .iter()
+            .any(|t| t.contains("DONE-FG")),
+        "the parent's second API request lacks the subagent's report: {:?}",
+        requests[3].tool_results()
+    );
+    let exit = finish(host, &model).await?;
+    Ok(vec![Recording {
+        lines: exit.transcript,
+    }])
+}
+
+/// The model calls `Agent` with `run_in_background: true`: the tool_result comes back at once
+/// (`async_launched`), the parent turn ends, the subagent finishes and the CLI starts a
+/// notification turn whose result has `origin.kind == "task-notification"` (§7).
+async fn subagent_background(ctx: Ctx) -> Outcome {
+    const AGENT: &str = "toolu_agent_bg";
+    const PROMPT: &str = "SUBTASK-BG: run echo from the subagent";
+    let (model, env) = ctx.fake("subagent_background").await?;
+    let mut host = start(&ctx, &env, Responder::new(), InitializeRequest::default()).await?;
+    host.send_user("please spawn a background agent")
+        .await
+        .map_err(fail)?;
+    let all = json_of(
+        &host
+            .until(STEP, is_notification_result)
+            .await
+            .map_err(fail)?,
+    );
+
+    let (launched_at, launched, _) = tool_result_for(&all, AGENT)
+        .ok_or_else(|| Failure::new("no tool_result for the Agent call"))?;
+    let output = &launched["tool_use_result"];
+    ensure!(
+        output["status"] == "async_launched" && output["isAsync"] == true,
+        "the Agent tool_use_result: {output}"
+    );
+    let agent_id = output["agentId"].as_str().unwrap_or_default().to_owned();
+    let results = results_of(&all);
+    ensure!(
+        results.len() == 2,
+        "expected 2 results, got {}",
+        results.len()
+    );
+    let parent_result_at = position(&all, |v| v["type"] == "result").unwrap_or(0);
+    ensure!(
+        launched_at < parent_result_at
+            && results[0]["result"] == "The agent runs in the background."
+            && results[0].get("origin").is_none(),
+        "the parent turn's result: {}",
+        brief(results[0])
+    );
+    let (_, started) = systems(&all, "task_started")
+        .into_iter()
+        .next()
+        .ok_or_else(|| Failure::new("no task_started for the subagent"))?;
+    ensure!(
+        started["task_type"] == "local_agent"
+            && started["is_backgrounded"] == true
+            && started["tool_use_id"] == AGENT
+            && started["task_id"] == agent_id.as_str(),
+        "task_started: {started}"
+    );
+    let nested = check_nested(&all, AGENT, &agent_id, "Echo in background subagent")?;
+    let (sub_result_at, _, sub_block) = tool_result_for(&all, "toolu_sub_bg_bash")
+        .ok_or_else(|| Failure::new("no nested tool_result for the subagent's Bash"))?;
+    ensure!(
+        nested.contains(&sub_result_at) && sub_block["content"] == "from-bg-sub",
+        "the subagent's tool_result: {}",
+        all[sub_result_at]
+    );
+    let (notified_at, notified) = systems(&all, "task_notification")
+        .into_iter()
+        .next()
+        .ok_or_else(|| Failure::new("no task_notification for the subagent"))?;
+    ensure!(
+        notified["task_id"] == agent_id.as_str()
+            && notified["tool_use_id"] == AGENT
+            && notified["status"] == "completed"
+            && notified["summary"] == "Subagent report: DONE-BG"
+            && notified["summary_is_report"] == true,
+        "task_notification: {notified}"
+    );
+    // In the background the subagent's final text is sent as a nested line.
+    ensure!(
+        nested.iter().any(|&i| all[i]["type"] == "assistant"
+            && content_text(&all[i]["message"]["content"]) == "Subagent report: DONE-BG"),
+        "the background subagent's final text was not sent"
+    );
+    let changes = systems(&all, "background_tasks_changed");
+    ensure!(
+        changes.len() == 2
+            && changes[0].1["tasks"][0]["task_id"] == agent_id.as_str()
+            && changes[0].1["tasks"][0]["task_type"] == "local_agent"
+            && changes[1].1["tasks"] == serde_json::json!([])
+            && notified_at < changes[1].0,
+        "background_tasks_changed: {:?}",
+        changes.iter().map(|(_, v)| &v["tasks"]).collect::<Vec<_>>()
+    );
+    let inits: Vec<usize> = systems(&all, "init").into_iter().map(|(i, _)| i).collect();
+    let notification_result_at = all.len() - 1;
+    ensure!(
+        inits.len() == 2 && sub_result_at < notified_at && notified_at < inits[1],
+        "expected the subagent's lines, task_notification, then a second system/init"
+    );
+    ensure!(
+        results[1]["origin"]["kind"] == "task-notification"
+            && results[1]["origin"]["runId"] == started["run_id"]
+            && results[1]["result"] == "The background agent reported DONE-BG."
+            && notification_result_at > inits[1],
+        "the notification turn's result: {}",
+        brief(results[1])
+    );
+
+    let requests = model.message_requests();
+    ensure!(
+        requests.len() == 5,
+        "expected 5 API requests (3 parent, 2 subagent), got {}",
+        requests.len()
+    );
+    ensure!(
+        requests
+            .iter()
+            .any(|r| r.last_user_text().is_some_and(|t| t.contains(PROMPT))),
+        "no API request with the subagent's prompt"
+    );
+    // The notification is a `<system-reminder>` block of the last user message.
+    let injected = requests
+        .last()
+        .map(|r| last_user_text_all(r.messages()))
+        .unwrap_or_default();
+    ensure!(
+        injected.contains("<task-notification>") && injected.contains(&agent_id),
+        "the notification turn's last user message: {injected}"
+    );
+    let exit = finish(host, &model).await?;
+    Ok(vec![Recording {
+        lines: exit.transcript,
+    }])
+}
+
 /// The last `result` of a turn's messages.
 pub(crate) fn last_result(messages: &[CliMessage]) -> Result<&byre_proto::ResultMessage, Failure> {
     messages
@@ -90,4 +1140,230 @@ pub(crate) fn last_result(messages: &[CliMessage]) -> Result<&byre_proto::Result
             _ => None,
         })
         .ok_or_else(|| Failure::new("the turn ended without a result"))
+}
+
+fn fail(error: impl std::fmt::Display) -> Failure {
+    Failure::from_error(error)
+}
+
+/// Spawns the CLI with the default arguments and `responder`, and initializes it.
+async fn start(
+    ctx: &Ctx,
+    env: &byre_testkit::ClaudeEnv,
+    responder: Responder,
+    init: InitializeRequest,
+) -> Result<Host, Failure> {
+    let options = HostOptions::new(&ctx.bin, env).responder(responder);
+    let mut host = Host::spawn(options).await.map_err(fail)?;
+    host.initialize(init, STEP).await.map_err(fail)?;
+    Ok(host)
+}
+
+/// An initialize request registering one callback for one event.
+fn with_hooks(event: HookEvent, matcher: Option<&str>, id: &str) -> InitializeRequest {
+    let registration = HookMatcher::new(matcher.map(str::to_owned), vec![id.to_owned()]);
+    InitializeRequest {
+        hooks: Some(BTreeMap::from([(event, vec![registration])])),
+        ..InitializeRequest::default()
+    }
+}
+
+/// Closes stdin and waits: the process must exit 0 with no further result, and every API
+/// request must have matched a rule of the script.
+async fn finish(host: Host, model: &FakeModel) -> Result<HostExit, Failure> {
+    let exit = host.wait(STEP).await.map_err(fail)?;
+    ensure!(
+        exit.status.success(),
+        "exit status {:?}; stderr: {}",
+        exit.status,
+        exit.stderr
+    );
+    let late = json_of(&exit.messages);
+    ensure!(
+        results_of(&late).is_empty(),
+        "an unexpected result came after the scenario's turns: {}",
+        brief(results_of(&late)[0])
+    );
+    no_unmatched(model)?;
+    Ok(exit)
+}
+
+/// Fails when an API request matched no rule of the script.
+fn no_unmatched(model: &FakeModel) -> Result<(), Failure> {
+    let unmatched = model.unmatched();
+    ensure!(
+        unmatched.is_empty(),
+        "{} API request(s) matched no rule; the first one's last user text: {:?}",
+        unmatched.len(),
+        unmatched[0].last_user_text()
+    );
+    Ok(())
+}
+
+/// Whether `message` is the result of a turn the CLI started after a background task.
+fn is_notification_result(message: &CliMessage) -> bool {
+    matches!(message, CliMessage::Result(r)
+        if r.origin.as_ref().is_some_and(|o| o.kind == "task-notification"))
+}
+
+/// Every message as JSON (object keys sorted), for assertions by key.
+fn json_of(messages: &[CliMessage]) -> Vec<Value> {
+    messages.iter().map(CliMessage::to_value).collect()
+}
+
+/// The index of the first message that satisfies `pred`.
+fn position(values: &[Value], pred: impl Fn(&Value) -> bool) -> Option<usize> {
+    values.iter().position(pred)
+}
+
+/// The `result` lines.
+fn results_of(values: &[Value]) -> Vec<&Value> {
+    values.iter().filter(|v| v["type"] == "result").collect()
+}
+
+/// The single `result` of a turn.
+fn only_result(values: &[Value]) -> Result<&Value, Failure> {
+    let results = results_of(values);
+    ensure!(
+        results.len() == 1,
+        "expected one result, got {}",
+        results.len()
+    );
+    Ok(results[0])
+}
+
+/// The `system` lines of one subtype, with their indexes.
+fn systems<'a>(values: &'a [Value], subtype: &str) -> Vec<(usize, &'a Value)> {
+    values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v["type"] == "system" && v["subtype"] == subtype)
+        .collect()
+}
+
+/// How many `system/status` lines say `requesting`.
+fn statuses_requesting(values: &[Value]) -> usize {
+    systems(values, "status")
+        .iter()
+        .filter(|(_, v)| v["status"] == "requesting")
+        .count()
+}
+
+/// The `hook_callback` inputs for `callback_id`, with their indexes.
+fn hook_calls<'a>(values: &'a [Value], callback_id: &str) -> Vec<(usize, &'a Value)> {
+    values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| {
+            v["type"] == "control_request"
+                && v["request"]["subtype"] == "hook_callback"
+                && v["request"]["callback_id"] == callback_id
+        })
+        .map(|(i, v)| (i, &v["request"]["input"]))
+        .collect()
+}
+
+/// The `user` line holding the `tool_result` for `tool_use_id`: its index, the line and the
+/// block.
+fn tool_result_for<'a>(
+    values: &'a [Value],
+    tool_use_id: &str,
+) -> Option<(usize, &'a Value, &'a Value)> {
+    values.iter().enumerate().find_map(|(i, v)| {
+        if v["type"] != "user" {
+            return None;
+        }
+        let block = v["message"]["content"]
+            .as_array()?
+            .iter()
+            .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == tool_use_id)?;
+        Some((i, v, block))
+    })
+}
+
+/// The text of message content: a string, or its text blocks joined by newlines.
+fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// Every text block of the last user message of an API request (`<system-reminder>` blocks
+/// included), joined by newlines.
+fn last_user_text_all(messages: &[Value]) -> String {
+    last_user_message(messages)
+        .map(|m| content_text(&m["content"]))
+        .unwrap_or_default()
+}
+
+/// The last `role: "user"` message of an API request's messages.
+fn last_user_message(messages: &[Value]) -> Option<&Value> {
+    messages.iter().rev().find(|m| m["role"] == "user")
+}
+
+/// Checks the subagent's lines: every `assistant`/`user` line with `agent_id` belongs to the
+/// Agent call `agent_call` and names the subagent; every top-level line has neither; no
+/// stream_event belongs to the subagent. Returns the indexes of the nested lines.
+fn check_nested(
+    values: &[Value],
+    agent_call: &str,
+    agent_id: &str,
+    description: &str,
+) -> Result<Vec<usize>, Failure> {
+    let mut nested = Vec::new();
+    for (i, v) in values.iter().enumerate() {
+        let kind = v["type"].as_str().unwrap_or("");
+        if kind == "stream_event" {
+            ensure!(
+                v["parent_tool_use_id"].is_null(),
+                "a stream_event belongs to the subagent: {v}"
+            );
+        }
+        if kind != "assistant" && kind != "user" {
+            continue;
+        }
+        if v["parent_tool_use_id"].is_null() {
+            ensure!(
+                v.get("agent_id").is_none(),
+                "a top-level {kind} line has an agent_id: {v}"
+            );
+            continue;
+        }
+        ensure!(
+            v["parent_tool_use_id"] == agent_call
+                && v["agent_id"] == agent_id
+                && v["subagent_type"] == "general-purpose"
+                && v["task_description"] == description,
+            "a nested {kind} line does not name the subagent: {v}"
+        );
+        nested.push(i);
+    }
+    ensure!(
+        nested.len() >= 2,
+        "expected the subagent's tool call and tool result as nested lines, got {}",
+        nested.len()
+    );
+    Ok(nested)
+}
+
+/// A result line without its bulky usage fields, for failure messages.
+fn brief(result: &Value) -> Value {
+    let mut short = result.clone();
+    if let Value::Object(map) = &mut short {
+        for key in [
+            "usage",
+            "modelUsage",
+            "model_usage_since_last_result",
+            "subagent_stats",
+        ] {
+            map.remove(key);
+        }
+    }
+    short
 }

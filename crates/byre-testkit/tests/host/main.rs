@@ -12,7 +12,7 @@ use byre_proto::{
 };
 use byre_testkit::{
     claude_bin, cli_version, simple_mcp_server, ClaudeEnv, Host, HostError, HostOptions, McpTool,
-    Responder, OFFLINE_API_KEY, PINNED_CLI_VERSION,
+    Responder, TranscriptDir, TranscriptKind, TranscriptLine, OFFLINE_API_KEY, PINNED_CLI_VERSION,
 };
 use serde_json::{json, Value};
 
@@ -197,10 +197,20 @@ async fn malformed_first_line_exits_1() {
     let raw = exit
         .transcript
         .iter()
-        .find(|l| l.get("raw").is_some())
+        .find(|l| l.kind == TranscriptKind::Raw)
         .expect("the raw line is recorded");
-    assert_eq!(raw["dir"], "send");
-    assert!(raw["t"].is_f64());
+    assert_eq!(raw.dir, TranscriptDir::Send);
+    assert_eq!(raw.raw, r#"{"type":"user", this is not json"#);
+    assert!(raw.msg().is_none());
+    assert_eq!(raw.to_value()["raw"], raw.raw.as_str());
+    assert!(
+        raw.to_json().starts_with(r#"{"dir":"send","t":"#)
+            && raw
+                .to_json()
+                .ends_with(r#","raw":"{\"type\":\"user\", this is not json"}"#),
+        "{}",
+        raw.to_json()
+    );
     assert_group_gone(pgid).await;
 }
 
@@ -257,20 +267,16 @@ async fn control_requests_without_an_api() {
     assert!(exit.messages.is_empty(), "{:?}", exit.messages);
 
     // The transcript: argv note, then three requests and three answers, in order.
-    let lines: Vec<&Value> = exit
+    let lines: Vec<&TranscriptLine> = exit
         .transcript
         .iter()
-        .filter(|l| l["dir"] != "note")
+        .filter(|l| l.dir != TranscriptDir::Note)
         .collect();
+    let msgs: Vec<Value> = lines.iter().map(|l| l.msg().unwrap()).collect();
     let summary: Vec<String> = lines
         .iter()
-        .map(|l| {
-            format!(
-                "{} {}",
-                l["dir"].as_str().unwrap(),
-                l["msg"]["type"].as_str().unwrap()
-            )
-        })
+        .zip(&msgs)
+        .map(|(l, msg)| format!("{} {}", l.dir, msg["type"].as_str().unwrap()))
         .collect();
     assert_eq!(
         summary,
@@ -283,18 +289,38 @@ async fn control_requests_without_an_api() {
             "recv control_response",
         ]
     );
-    assert_eq!(lines[0]["msg"]["request_id"], "req_1");
-    assert_eq!(lines[5]["msg"]["response"]["request_id"], "req_3");
-    let times: Vec<f64> = exit
-        .transcript
-        .iter()
-        .map(|l| l["t"].as_f64().unwrap())
-        .collect();
+    assert_eq!(msgs[0]["request_id"], "req_1");
+    assert_eq!(msgs[5]["response"]["request_id"], "req_3");
+    let times: Vec<f64> = exit.transcript.iter().map(|l| l.t).collect();
     assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
-    assert!(exit.transcript[0]["note"]
-        .as_str()
-        .unwrap()
-        .starts_with("argv: "));
+    assert!(exit.transcript[0].note().unwrap().starts_with("argv: "));
+
+    // The CLI's own key order is kept: in the answer `subtype` comes before `request_id`
+    // (sorted keys would put it last).
+    let answer = &lines[1].raw;
+    assert!(
+        answer.starts_with(
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1","#
+        ),
+        "{answer}"
+    );
+    // The file holds each line's exact text, after `dir` and `t`.
+    let file = std::fs::read_to_string(transcript_path("control_requests")).unwrap();
+    let file_lines: Vec<&str> = file.lines().collect();
+    assert_eq!(file_lines.len(), exit.transcript.len());
+    for (text, line) in file_lines.iter().zip(&exit.transcript) {
+        assert_eq!(*text, line.to_json());
+        let parsed: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(parsed, line.to_value());
+        if line.kind == TranscriptKind::Msg {
+            let prefix = format!(r#"{{"dir":"{}","t":"#, line.dir);
+            assert!(text.starts_with(&prefix), "{text}");
+            assert!(
+                text.ends_with(&format!(r#","msg":{}}}"#, line.raw)),
+                "{text}"
+            );
+        }
+    }
     assert_group_gone(pgid).await;
 }
 

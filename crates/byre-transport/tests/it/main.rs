@@ -2,3 +2,4 @@
 
 mod codec;
 mod launch;
+mod process;

@@ -1,0 +1,100 @@
+//! A stand-in for the `claude` CLI, for tests and benchmarks of the transport: it writes what
+//! it is told on stdout and stderr, starts grandchildren, and ignores stdin EOF or SIGTERM on
+//! request. It is not the real CLI and answers no prompt.
+//!
+//! Flags (any order):
+//! - `--stdout-file PATH`: copy the file to stdout first.
+//! - `--stdout-repeat N`: copy it N times.
+//! - `--stderr-bytes N`: write N bytes of stderr lines first.
+//! - `--grandchild`: start a long `sleep` in the same process group and print its pid on
+//!   stderr as `grandchild <pid>`.
+//! - `--exit-early CODE`: write `--message` on stderr and exit with CODE before any stdout.
+//! - `--message TEXT`: the stderr text for `--exit-early`.
+//! - `--ignore-eof`: keep running after stdin closes.
+//! - `--ignore-term`: keep running after SIGTERM.
+//! - `--echo`: answer each stdin line of `type` `control_request` with a success
+//!   `control_response`, and each `user` line with a `result`.
+
+use std::io::{BufRead, Write};
+use std::time::Duration;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let has = |flag: &str| args.iter().any(|a| a == flag);
+
+    if has("--ignore-term") {
+        // Replacing the default action keeps the process alive on SIGTERM.
+        let _ = signal_hook::flag::register(
+            signal_hook::consts::SIGTERM,
+            std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        );
+    }
+    if let Some(code) = value("--exit-early") {
+        eprintln!(
+            "{}",
+            value("--message").unwrap_or_else(|| "exiting early".into())
+        );
+        std::process::exit(code.parse().unwrap_or(1));
+    }
+    if let Some(n) = value("--stderr-bytes").and_then(|n| n.parse::<usize>().ok()) {
+        let line = format!("{}\n", "e".repeat(99));
+        let mut err = std::io::stderr().lock();
+        for _ in 0..n / line.len() {
+            let _ = err.write_all(line.as_bytes());
+        }
+    }
+    if has("--grandchild") {
+        if let Ok(child) = std::process::Command::new("sleep").arg("300").spawn() {
+            eprintln!("grandchild {}", child.id());
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    if let Some(path) = value("--stdout-file") {
+        let data = std::fs::read(&path).expect("--stdout-file is readable");
+        let times = value("--stdout-repeat")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1);
+        for _ in 0..times {
+            if out.write_all(&data).is_err() {
+                return;
+            }
+        }
+        let _ = out.flush();
+    }
+    let echo = has("--echo");
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        if echo {
+            answer(&mut out, &line);
+        }
+    }
+    drop(out);
+    while has("--ignore-eof") {
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+fn answer(out: &mut impl Write, line: &str) {
+    let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
+        return;
+    };
+    let reply = match message["type"].as_str() {
+        Some("control_request") => serde_json::json!({
+            "type": "control_response",
+            "response": {"subtype": "success", "request_id": message["request_id"], "response": {}}
+        }),
+        Some("user") => serde_json::json!({
+            "type": "result", "subtype": "success", "is_error": false, "num_turns": 1,
+            "result": "stand-in", "session_id": "standin"
+        }),
+        _ => return,
+    };
+    let _ = writeln!(out, "{reply}");
+    let _ = out.flush();
+}

@@ -1,0 +1,411 @@
+//! The CLI process: spawned in its own process group, stderr always drained into a bounded
+//! buffer, and shut down without leaving a zombie or an orphan.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::task::JoinHandle;
+
+use crate::launch::{Launch, LaunchError};
+
+/// Called with each stderr line of the CLI, without its newline.
+pub type StderrCallback = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// How the process is run and stopped.
+#[derive(Clone)]
+pub struct ProcessOptions {
+    /// How many bytes of stderr to keep (the most recent ones). Default 64 KiB.
+    pub stderr_capacity: usize,
+    /// Called with every stderr line, as it arrives.
+    pub on_stderr_line: Option<StderrCallback>,
+    /// After closing stdin, how long to wait for the CLI to exit by itself (it flushes its
+    /// session file then). Default 5 s.
+    pub exit_grace: Duration,
+    /// After SIGTERM, how long to wait before SIGKILL. Default 5 s.
+    pub term_grace: Duration,
+}
+
+impl Default for ProcessOptions {
+    fn default() -> Self {
+        ProcessOptions {
+            stderr_capacity: 64 * 1024,
+            on_stderr_line: None,
+            exit_grace: Duration::from_secs(5),
+            term_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+impl fmt::Debug for ProcessOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProcessOptions")
+            .field("stderr_capacity", &self.stderr_capacity)
+            .field("on_stderr_line", &self.on_stderr_line.is_some())
+            .field("exit_grace", &self.exit_grace)
+            .field("term_grace", &self.term_grace)
+            .finish()
+    }
+}
+
+/// The most recent stderr output, shared between the drain task and its readers.
+#[derive(Clone, Debug, Default)]
+pub struct StderrTail {
+    inner: Arc<Mutex<Ring>>,
+}
+
+#[derive(Debug, Default)]
+struct Ring {
+    bytes: VecDeque<u8>,
+    capacity: usize,
+    dropped: u64,
+}
+
+impl StderrTail {
+    fn with_capacity(capacity: usize) -> Self {
+        StderrTail {
+            inner: Arc::new(Mutex::new(Ring {
+                bytes: VecDeque::new(),
+                capacity,
+                dropped: 0,
+            })),
+        }
+    }
+
+    fn push(&self, data: &[u8]) {
+        let mut ring = self.inner.lock().expect("stderr buffer lock");
+        let capacity = ring.capacity;
+        if data.len() >= capacity {
+            let cut = data.len() - capacity;
+            let old = ring.bytes.len() as u64;
+            ring.dropped += old + cut as u64;
+            ring.bytes.clear();
+            ring.bytes.extend(&data[cut..]);
+            return;
+        }
+        let overflow = (ring.bytes.len() + data.len()).saturating_sub(capacity);
+        ring.bytes.drain(..overflow);
+        ring.dropped += overflow as u64;
+        ring.bytes.extend(data);
+    }
+
+    /// The kept text (lossily as UTF-8).
+    pub fn text(&self) -> String {
+        let ring = self.inner.lock().expect("stderr buffer lock");
+        let (a, b) = ring.bytes.as_slices();
+        let mut bytes = Vec::with_capacity(a.len() + b.len());
+        bytes.extend_from_slice(a);
+        bytes.extend_from_slice(b);
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    /// How many older bytes were dropped to keep within the capacity.
+    pub fn dropped(&self) -> u64 {
+        self.inner.lock().expect("stderr buffer lock").dropped
+    }
+}
+
+/// How a shutdown ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// The process had already exited.
+    AlreadyExited,
+    /// It exited by itself after stdin was closed.
+    Exited,
+    /// It exited after SIGTERM to its process group.
+    Terminated,
+    /// It was killed with SIGKILL.
+    Killed,
+}
+
+/// The end of a process.
+#[derive(Debug, Clone)]
+pub struct ExitInfo {
+    /// Its exit status.
+    pub status: ExitStatus,
+    /// How it got there.
+    pub stopped: Stopped,
+    /// The end of its stderr.
+    pub stderr_tail: String,
+}
+
+/// A running CLI process.
+///
+/// The process leads its own process group, so signals reach the tools it started too. Its
+/// stderr is always read (an unread pipe would block it) into a bounded [`StderrTail`].
+/// Dropping a `CliProcess` whose process still runs kills the whole group; tokio reaps the
+/// child, so no zombie is left.
+pub struct CliProcess {
+    child: Child,
+    pid: u32,
+    program: PathBuf,
+    stdin: Option<ChildStdin>,
+    stdout: Option<ChildStdout>,
+    stderr: StderrTail,
+    stderr_task: Option<JoinHandle<()>>,
+    options: ProcessOptions,
+    status: Option<ExitStatus>,
+}
+
+impl fmt::Debug for CliProcess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CliProcess")
+            .field("pid", &self.pid)
+            .field("program", &self.program)
+            .field("status", &self.status)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CliProcess {
+    /// Starts `program` as `launch` says, with piped stdio, in its own process group.
+    pub fn spawn(
+        program: &Path,
+        launch: &Launch,
+        options: ProcessOptions,
+    ) -> Result<CliProcess, LaunchError> {
+        Self::spawn_args(program, launch.args(), launch, options)
+    }
+
+    /// Starts `program` with exactly `args` (the environment and directory still come from
+    /// `launch`): for stand-ins and tests.
+    pub fn spawn_args(
+        program: &Path,
+        args: Vec<OsString>,
+        launch: &Launch,
+        options: ProcessOptions,
+    ) -> Result<CliProcess, LaunchError> {
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        #[cfg(unix)]
+        command.process_group(0);
+        if let Some(cwd) = &launch.cwd {
+            command.current_dir(cwd);
+        }
+        for (name, value) in launch.env_changes() {
+            match value {
+                Some(value) => command.env(name, value),
+                None => command.env_remove(name),
+            };
+        }
+        let mut child = command.spawn().map_err(|source| LaunchError::Spawn {
+            path: program.to_path_buf(),
+            source,
+        })?;
+        let pid = child.id().unwrap_or_default();
+        let stderr = StderrTail::with_capacity(options.stderr_capacity.max(1));
+        let stderr_task = child.stderr.take().map(|pipe| {
+            let tail = stderr.clone();
+            let callback = options.on_stderr_line.clone();
+            tokio::spawn(drain_stderr(pipe, tail, callback))
+        });
+        Ok(CliProcess {
+            stdin: child.stdin.take(),
+            stdout: child.stdout.take(),
+            child,
+            pid,
+            program: program.to_path_buf(),
+            stderr,
+            stderr_task,
+            options,
+            status: None,
+        })
+    }
+
+    /// The process id (also its process group id).
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Takes the write end of its stdin.
+    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
+        self.stdin.take()
+    }
+
+    /// Takes the read end of its stdout.
+    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
+        self.stdout.take()
+    }
+
+    /// The most recent stderr output.
+    pub fn stderr(&self) -> &StderrTail {
+        &self.stderr
+    }
+
+    /// Its exit status, if it has exited (does not block).
+    pub fn try_status(&mut self) -> Option<ExitStatus> {
+        if self.status.is_none() {
+            self.status = self.child.try_wait().ok().flatten();
+        }
+        self.status
+    }
+
+    /// Waits for it to exit by itself.
+    pub async fn wait(&mut self) -> std::io::Result<ExitStatus> {
+        if let Some(status) = self.status {
+            return Ok(status);
+        }
+        let status = self.child.wait().await?;
+        self.status = Some(status);
+        Ok(status)
+    }
+
+    /// Stops the process: closes stdin, waits [`ProcessOptions::exit_grace`] for it to exit
+    /// (the CLI flushes its session file then), sends SIGTERM to its process group, waits
+    /// [`ProcessOptions::term_grace`], then SIGKILL. Whatever way it ends, the rest of its
+    /// process group is killed too, so no tool it started is left behind.
+    pub async fn shutdown(mut self) -> std::io::Result<ExitInfo> {
+        let stopped = if self.try_status().is_some() {
+            Stopped::AlreadyExited
+        } else {
+            self.stdin = None;
+            if self.wait_for(self.options.exit_grace).await {
+                Stopped::Exited
+            } else {
+                self.signal_group(Signal::Term);
+                if self.wait_for(self.options.term_grace).await {
+                    Stopped::Terminated
+                } else {
+                    self.signal_group(Signal::Kill);
+                    self.wait().await?;
+                    Stopped::Killed
+                }
+            }
+        };
+        // The leader is gone; anything left in its group is an orphan to be.
+        self.signal_group(Signal::Kill);
+        let status = self.wait().await?;
+        if let Some(task) = self.stderr_task.take() {
+            // The pipe closes when the last holder exits; do not wait on a stray holder.
+            let _ = tokio::time::timeout(Duration::from_millis(500), task).await;
+        }
+        Ok(ExitInfo {
+            status,
+            stopped,
+            stderr_tail: self.stderr.text(),
+        })
+    }
+
+    async fn wait_for(&mut self, grace: Duration) -> bool {
+        matches!(tokio::time::timeout(grace, self.wait()).await, Ok(Ok(_)))
+    }
+
+    /// The error for a CLI that closed stdout before writing a line: waits for it to exit and
+    /// explains its stderr when byre recognises it.
+    pub async fn exited_early(&mut self) -> LaunchError {
+        let status = match tokio::time::timeout(self.options.term_grace, self.wait()).await {
+            Ok(Ok(status)) => status,
+            _ => {
+                self.signal_group(Signal::Kill);
+                match self.wait().await {
+                    Ok(status) => status,
+                    Err(source) => {
+                        return LaunchError::Spawn {
+                            path: self.program.clone(),
+                            source,
+                        };
+                    }
+                }
+            }
+        };
+        if let Some(task) = self.stderr_task.take() {
+            let _ = tokio::time::timeout(Duration::from_millis(500), task).await;
+        }
+        let stderr_tail = self.stderr.text();
+        LaunchError::ExitedEarly {
+            status,
+            hint: exit_hint(&stderr_tail),
+            stderr_tail,
+        }
+    }
+
+    fn signal_group(&self, signal: Signal) {
+        if self.pid != 0 {
+            signal_group(self.pid, signal);
+        }
+    }
+}
+
+impl Drop for CliProcess {
+    fn drop(&mut self) {
+        // kill_on_drop kills the leader and tokio reaps it; the group is killed here.
+        self.signal_group(Signal::Kill);
+        if let Some(task) = self.stderr_task.take() {
+            task.abort();
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Signal {
+    Term,
+    Kill,
+}
+
+#[cfg(unix)]
+fn signal_group(pgid: u32, signal: Signal) {
+    use nix::sys::signal::{killpg, Signal as S};
+    use nix::unistd::Pid;
+    let signal = match signal {
+        Signal::Term => S::SIGTERM,
+        Signal::Kill => S::SIGKILL,
+    };
+    if let Ok(pgid) = i32::try_from(pgid) {
+        // ESRCH (no such group) means everything already exited.
+        let _ = killpg(Pid::from_raw(pgid), signal);
+    }
+}
+
+#[cfg(not(unix))]
+fn signal_group(_pgid: u32, _signal: Signal) {}
+
+async fn drain_stderr(
+    pipe: tokio::process::ChildStderr,
+    tail: StderrTail,
+    callback: Option<StderrCallback>,
+) {
+    let mut reader = BufReader::new(pipe);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                tail.push(&line);
+                if let Some(callback) = &callback {
+                    let text = String::from_utf8_lossy(&line);
+                    callback(text.trim_end_matches(['\n', '\r']));
+                }
+            }
+        }
+    }
+}
+
+/// Explains a CLI that exited before its first line, from its stderr: for example that
+/// `bypassPermissions` is refused as root unless `IS_SANDBOX=1` is set.
+pub fn exit_hint(stderr: &str) -> Option<&'static str> {
+    if stderr.contains("cannot be used with root/sudo privileges") {
+        return Some(
+            "the CLI refuses bypassPermissions as root: set IS_SANDBOX=1 in its environment \
+             (inside a sandbox) or use another permission mode",
+        );
+    }
+    if stderr.contains("No conversation found with session ID") {
+        return Some("the session to resume does not exist (check the id and HOME)");
+    }
+    if stderr.contains("Invalid API key") || stderr.contains("Please run /login") {
+        return Some("the CLI is not logged in: set ANTHROPIC_API_KEY or run `claude /login`");
+    }
+    None
+}

@@ -1,0 +1,292 @@
+//! The process: stderr draining, shutdown, no orphans, early exits; with the stand-in CLI and
+//! the real one.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use byre_transport::{
+    CliProcess, Frame, Launch, LaunchError, NdjsonCodec, ProcessOptions, Stopped,
+};
+use futures::StreamExt;
+use tokio::io::AsyncWriteExt;
+use tokio_util::codec::FramedRead;
+
+fn standin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_byre-standin"))
+}
+
+fn quick() -> ProcessOptions {
+    ProcessOptions {
+        exit_grace: Duration::from_millis(300),
+        term_grace: Duration::from_millis(300),
+        ..ProcessOptions::default()
+    }
+}
+
+fn spawn(args: &[&str], options: ProcessOptions) -> CliProcess {
+    let args = args.iter().map(Into::into).collect();
+    CliProcess::spawn_args(&standin(), args, &Launch::new(), options).expect("the stand-in starts")
+}
+
+/// Whether a process with this pid is still alive (a zombie counts as gone).
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .next();
+            !matches!(state, Some("Z") | Some("X"))
+        }
+        Err(_) => false,
+    }
+}
+
+async fn gone(pid: u32) -> bool {
+    for _ in 0..50 {
+        if !alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+/// Reads the grandchild's pid from the stand-in's stderr.
+async fn grandchild(process: &CliProcess) -> u32 {
+    for _ in 0..100 {
+        if let Some(pid) = process
+            .stderr()
+            .text()
+            .lines()
+            .find_map(|l| l.strip_prefix("grandchild ")?.trim().parse().ok())
+        {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("no grandchild pid on stderr: {:?}", process.stderr().text());
+}
+
+#[tokio::test]
+async fn closing_stdin_ends_it_gracefully() {
+    let process = spawn(&[], quick());
+    let pid = process.pid();
+    let exit = process.shutdown().await.unwrap();
+    assert_eq!(exit.stopped, Stopped::Exited);
+    assert!(exit.status.success());
+    assert!(gone(pid).await);
+}
+
+#[tokio::test]
+async fn sigterm_follows_when_stdin_eof_is_ignored() {
+    let process = spawn(&["--ignore-eof"], quick());
+    let exit = process.shutdown().await.unwrap();
+    assert_eq!(exit.stopped, Stopped::Terminated);
+}
+
+#[tokio::test]
+async fn sigkill_follows_when_sigterm_is_ignored() {
+    let process = spawn(&["--ignore-eof", "--ignore-term"], quick());
+    let pid = process.pid();
+    let exit = process.shutdown().await.unwrap();
+    assert_eq!(exit.stopped, Stopped::Killed);
+    assert!(gone(pid).await);
+}
+
+#[tokio::test]
+async fn shutdown_leaves_no_grandchild() {
+    let process = spawn(&["--grandchild"], quick());
+    let leader = process.pid();
+    let grandchild = grandchild(&process).await;
+    assert!(alive(grandchild));
+    process.shutdown().await.unwrap();
+    assert!(gone(leader).await, "the CLI is still running");
+    assert!(
+        gone(grandchild).await,
+        "the grandchild {grandchild} was orphaned"
+    );
+}
+
+#[tokio::test]
+async fn dropping_the_handle_leaves_no_process() {
+    let process = spawn(&["--grandchild", "--ignore-eof", "--ignore-term"], quick());
+    let leader = process.pid();
+    let grandchild = grandchild(&process).await;
+    drop(process);
+    assert!(gone(leader).await, "the CLI survived the drop");
+    assert!(gone(grandchild).await, "the grandchild survived the drop");
+}
+
+#[tokio::test]
+async fn stderr_is_drained_and_bounded_with_a_line_callback() {
+    let lines = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = lines.clone();
+    let options = ProcessOptions {
+        stderr_capacity: 4096,
+        on_stderr_line: Some(std::sync::Arc::new(move |line: &str| {
+            assert_eq!(line.len(), 99);
+            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        })),
+        ..quick()
+    };
+    // 8 MB of stderr would fill the pipe many times over if it were not read.
+    let mut process = spawn(&["--stderr-bytes", "8000000"], options);
+    drop(process.take_stdin());
+    let status = tokio::time::timeout(Duration::from_secs(30), process.wait())
+        .await
+        .expect("the stand-in is not blocked on stderr")
+        .unwrap();
+    assert!(status.success());
+    let exit = process.shutdown().await.unwrap();
+    assert_eq!(lines.load(std::sync::atomic::Ordering::Relaxed), 80_000);
+    assert!(exit.stderr_tail.len() <= 4096);
+    assert!(exit.stderr_tail.ends_with('\n'));
+}
+
+#[tokio::test]
+async fn an_early_exit_is_typed_with_its_stderr_and_a_hint() {
+    let mut process = spawn(
+        &[
+            "--exit-early",
+            "1",
+            "--message",
+            "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons",
+        ],
+        quick(),
+    );
+    let mut stdout = FramedRead::new(
+        process.take_stdout().unwrap(),
+        NdjsonCodec::<byre_proto::CliMessage>::new(),
+    );
+    assert!(stdout.next().await.is_none(), "no line before the exit");
+    let err = process.exited_early().await;
+    let LaunchError::ExitedEarly {
+        status,
+        stderr_tail,
+        hint,
+    } = &err
+    else {
+        panic!("{err:?}")
+    };
+    assert_eq!(status.code(), Some(1));
+    assert!(stderr_tail.contains("root/sudo"));
+    assert!(hint.unwrap().contains("IS_SANDBOX=1"), "{err}");
+}
+
+/// A stream with a non-JSON line, a 100 MB line and normal lines, through a real pipe: two bad
+/// lines, every other message, and a read buffer that stays bounded.
+#[tokio::test]
+async fn a_huge_line_and_a_bad_line_through_a_pipe() {
+    let dir = std::env::temp_dir().join(format!("byre-transport-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("stream.jsonl");
+    let keep = br#"{"type":"keep_alive"}"#;
+    let mut data = Vec::new();
+    data.extend_from_slice(keep);
+    data.extend_from_slice(b"\nthis is not json\n");
+    data.extend_from_slice(br#"{"type":"assistant","pad":""#);
+    data.resize(data.len() + 100 * 1024 * 1024, b'x');
+    data.extend_from_slice(b"\"}\n");
+    for _ in 0..1000 {
+        data.extend_from_slice(keep);
+        data.push(b'\n');
+    }
+    std::fs::write(&path, &data).unwrap();
+    drop(data);
+
+    let mut process = spawn(&["--stdout-file", path.to_str().unwrap()], quick());
+    drop(process.take_stdin());
+    let max = 1024 * 1024;
+    let mut frames = FramedRead::new(
+        process.take_stdout().unwrap(),
+        NdjsonCodec::<byre_proto::CliMessage>::with_max_line(max),
+    );
+    let (mut messages, mut bad, mut peak) = (0, Vec::new(), 0);
+    while let Some(frame) = frames.next().await {
+        peak = peak.max(frames.read_buffer().capacity());
+        match frame.unwrap() {
+            Frame::Message(_) => messages += 1,
+            Frame::BadLine(b) => bad.push(b),
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(messages, 1001);
+    assert_eq!(bad.len(), 2, "{bad:?}");
+    assert_eq!(bad[1].len, 100 * 1024 * 1024 + 29);
+    assert!(peak <= 4 * max, "the read buffer grew to {peak} bytes");
+    process.shutdown().await.unwrap();
+}
+
+/// The real CLI: its argv is accepted (it reads stdin and exits on EOF), and as root without
+/// `IS_SANDBOX=1` the bypassPermissions refusal is reported with its hint.
+#[tokio::test]
+async fn the_real_cli_accepts_the_argv_and_reports_the_root_refusal() {
+    let bin =
+        byre_testkit::claude_bin().unwrap_or_else(|e| panic!("cannot provision the CLI: {e}"));
+    // A loopback port that never answers: the CLI must not reach anything.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let env = byre_testkit::ClaudeEnv::new(&base).unwrap();
+    let mut launch = Launch {
+        cwd: Some(env.cwd().to_path_buf()),
+        ..Launch::new()
+    };
+    for (name, value) in env.vars() {
+        launch.env.push((name.into(), value.into()));
+    }
+    launch
+        .env_remove
+        .extend(env.removed().iter().map(Into::into));
+
+    // Accepted: initialize answers, EOF ends it with status 0.
+    let mut process = CliProcess::spawn(&bin, &launch, quick()).unwrap();
+    let mut stdin = process.take_stdin().unwrap();
+    stdin
+        .write_all(b"{\"type\":\"control_request\",\"request_id\":\"r1\",\"request\":{\"subtype\":\"initialize\"}}\n")
+        .await
+        .unwrap();
+    let mut frames = FramedRead::new(
+        process.take_stdout().unwrap(),
+        NdjsonCodec::<byre_proto::CliMessage>::new(),
+    );
+    let first = tokio::time::timeout(Duration::from_secs(30), frames.next())
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            first,
+            Some(Ok(Frame::Message(byre_proto::CliMessage::ControlResponse(
+                _
+            ))))
+        ),
+        "{first:?}; stderr: {}",
+        process.stderr().text()
+    );
+    drop(stdin);
+    let info = process.shutdown().await.unwrap();
+    assert_eq!(
+        info.stopped,
+        Stopped::Exited,
+        "stderr: {}",
+        info.stderr_tail
+    );
+
+    if byre_testkit::running_as_root() {
+        launch.env.retain(|(name, _)| name != "IS_SANDBOX");
+        launch.env_remove.push("IS_SANDBOX".into());
+        let mut process = CliProcess::spawn(&bin, &launch, quick()).unwrap();
+        let mut frames = FramedRead::new(
+            process.take_stdout().unwrap(),
+            NdjsonCodec::<byre_proto::CliMessage>::new(),
+        );
+        assert!(frames.next().await.is_none());
+        let err = process.exited_early().await;
+        assert!(
+            matches!(&err, LaunchError::ExitedEarly { hint: Some(h), .. } if h.contains("IS_SANDBOX")),
+            "{err}"
+        );
+    }
+}
