@@ -1,32 +1,26 @@
-//! Control scenarios: host → CLI requests, interrupts, permissions, MCP servers, subagents,
-//! resume and fork.
+//! Control scenarios: host → CLI requests and interrupts, and the helpers the MCP, permission
+//! and resume scenarios share with them.
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use byre_proto::{
-    CanUseToolRequest, CliMessage, CliRequest, ContentBlock, ControlResponseBody,
-    GetContextUsageRequest, InitializeRequest, InterruptRequest, JsonRpcMessage, McpServerState,
-    McpStatusRequest, MessageContent, PermissionMode, PermissionResult, ResultMessage,
+    CliMessage, ContentBlock, ControlResponseBody, GetContextUsageRequest, InitializeRequest,
+    InterruptRequest, McpStatusRequest, MessageContent, PermissionMode, ResultMessage,
     ResultSubtype, SetMaxThinkingTokensRequest, SetModelRequest, SetPermissionModeRequest,
     StreamEvent, SystemMessage, TaskStatus, TerminalReason, ToolResultBlock,
 };
-use byre_testkit::{
-    base_args, simple_mcp_server, ClaudeEnv, Host, HostError, HostExit, HostOptions, McpTool,
-    Responder,
-};
-use serde_json::{json, Value};
+use byre_testkit::{base_args, ClaudeEnv, Host, HostError, HostExit, HostOptions, Responder};
+use serde_json::json;
 
+use super::mcp::api_tool_result;
 use crate::{ensure, Ctx, Failure, Outcome, Recording, Scenario};
 
 /// The longest wait for one step (an answer, a turn, an exit).
-const STEP: Duration = Duration::from_secs(30);
+pub(super) const STEP: Duration = Duration::from_secs(30);
 /// How long "nothing else arrives" is watched.
-const QUIET: Duration = Duration::from_millis(1200);
+pub(super) const QUIET: Duration = Duration::from_millis(1200);
 /// The most an answer that must come "at once" may take.
-const AT_ONCE: Duration = Duration::from_secs(2);
+pub(super) const AT_ONCE: Duration = Duration::from_secs(2);
 
 pub(crate) fn all() -> Vec<Scenario> {
     vec![
@@ -45,26 +39,6 @@ pub(crate) fn all() -> Vec<Scenario> {
         Scenario {
             name: "interrupt_idle",
             run: |ctx| Box::pin(interrupt_idle(ctx)),
-        },
-        Scenario {
-            name: "sdk_mcp_always_load",
-            run: |ctx| Box::pin(sdk_mcp_always_load(ctx)),
-        },
-        Scenario {
-            name: "sdk_mcp_deferred",
-            run: |ctx| Box::pin(sdk_mcp_deferred(ctx)),
-        },
-        Scenario {
-            name: "can_use_tool",
-            run: |ctx| Box::pin(can_use_tool(ctx)),
-        },
-        Scenario {
-            name: "resume_and_fork",
-            run: |ctx| Box::pin(resume_and_fork(ctx)),
-        },
-        Scenario {
-            name: "resume_unknown_id",
-            run: |ctx| Box::pin(resume_unknown_id(ctx)),
         },
     ]
 }
@@ -695,909 +669,8 @@ async fn idle_interrupt(host: &mut Host, when: &str) -> Result<(), Failure> {
 // ---------------------------------------------------------------------------------------------
 // sdk MCP servers
 
-/// The `--mcp-config` of the in-process server "byre".
-fn mcp_config(always_load: bool) -> String {
-    let mut server = json!({"type": "sdk", "name": "byre"});
-    if always_load {
-        server["alwaysLoad"] = json!(true);
-    }
-    json!({"mcpServers": {"byre": server}}).to_string()
-}
-
-/// The "byre" server with its `lookup` tool; every call's arguments are pushed on `calls`.
-/// The word "missing" fails.
-fn byre_server(
-    calls: Arc<Mutex<Vec<Value>>>,
-) -> impl Fn(&JsonRpcMessage) -> Option<JsonRpcMessage> + Send + Sync + 'static {
-    let lookup = McpTool::new(
-        "lookup",
-        "Look up a word in the byre dictionary.",
-        json!({
-            "type": "object",
-            "properties": {"word": {"type": "string"}},
-            "required": ["word"],
-        }),
-        move |arguments: Value| {
-            calls
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(arguments.clone());
-            let word = arguments.get("word").and_then(Value::as_str).unwrap_or("");
-            if word == "missing" {
-                Err(format!("no entry for {word}"))
-            } else {
-                Ok(format!("{word}: a cow shed"))
-            }
-        },
-    );
-    simple_mcp_server("byre", vec![lookup])
-}
-
-/// The MCP methods the CLI sent to `server`, in order.
-fn mcp_methods(messages: &[CliMessage], server: &str) -> Vec<(String, Value)> {
-    messages
-        .iter()
-        .filter_map(|m| match m {
-            CliMessage::ControlRequest(r) => match &r.request {
-                CliRequest::McpMessage(mcp) if mcp.server_name == server => Some((
-                    mcp.message.method.clone().unwrap_or_default(),
-                    mcp.message.params.clone().unwrap_or(Value::Null),
-                )),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect()
-}
-
-/// Checks the MCP handshake in `messages`: initialize (2025-11-25), notifications/initialized,
-/// tools/list, in this order, before any tools/call.
-fn check_mcp_handshake(messages: &[CliMessage]) -> Result<(), Failure> {
-    let methods = mcp_methods(messages, "byre");
-    let names: Vec<&str> = methods.iter().map(|(m, _)| m.as_str()).collect();
-    let at = |name: &str| names.iter().position(|n| *n == name);
-    let (Some(init), Some(initialized), Some(list)) = (
-        at("initialize"),
-        at("notifications/initialized"),
-        at("tools/list"),
-    ) else {
-        return Err(Failure::new(format!("incomplete MCP handshake: {names:?}")));
-    };
-    ensure!(
-        init < initialized && initialized < list,
-        "MCP handshake out of order: {names:?}"
-    );
-    if let Some(call) = at("tools/call") {
-        ensure!(list < call, "tools/call before tools/list: {names:?}");
-    }
-    let version = methods[init].1.get("protocolVersion").cloned();
-    ensure!(
-        version == Some(json!("2025-11-25")),
-        "MCP initialize protocolVersion {version:?}"
-    );
-    Ok(())
-}
-
-/// Notes in the transcript which MCP requests came before the initialize answer.
-fn note_mcp_before_initialize(host: &mut Host) {
-    let methods: Vec<String> = host
-        .transcript()
-        .iter()
-        .filter(|l| l.is_recv())
-        .filter_map(|l| l.msg())
-        .take_while(|m| m["type"] != "control_response")
-        .filter(|m| m["request"]["subtype"] == "mcp_message")
-        .map(|m| {
-            m["request"]["message"]["method"]
-                .as_str()
-                .unwrap_or("")
-                .to_owned()
-        })
-        .collect();
-    host.note(format!(
-        "MCP requests before the initialize answer: {methods:?}"
-    ));
-}
-
-/// Checks `mcp_status`: "byre" connected over sdk with its `lookup` tool.
-async fn check_mcp_status(host: &mut Host) -> Result<(), Failure> {
-    let status = host
-        .call(McpStatusRequest::default(), STEP)
-        .await
-        .map_err(Failure::from_error)?;
-    let servers = status.mcp_servers.unwrap_or_default();
-    let byre = servers
-        .iter()
-        .find(|s| s.name == "byre")
-        .ok_or_else(|| Failure::new(format!("mcp_status lacks byre: {servers:?}")))?;
-    ensure!(
-        byre.status == Some(McpServerState::CONNECTED) && byre.transport.as_deref() == Some("sdk"),
-        "mcp_status byre: status {:?} transport {:?}",
-        byre.status,
-        byre.transport
-    );
-    ensure!(
-        byre.tools
-            .as_ref()
-            .is_some_and(|t| t.iter().any(|t| t.name == "lookup")),
-        "mcp_status byre lacks the lookup tool: {:?}",
-        byre.tools
-    );
-    Ok(())
-}
-
-/// An sdk MCP server with `alwaysLoad`: its handshake is served, its tool is offered from the
-/// first request, a call reaches the handler and its result the model, `mcp_status` reports it,
-/// and a failing call gives the model an error tool_result.
-async fn sdk_mcp_always_load(ctx: Ctx) -> Outcome {
-    let (model, env) = ctx.fake("sdk_mcp_always_load").await?;
-    let calls = Arc::new(Mutex::new(Vec::new()));
-    let responder = Responder::new().mcp_server("byre", byre_server(Arc::clone(&calls)));
-    let mut args = base_args();
-    args.extend(["--mcp-config".to_owned(), mcp_config(true)]);
-    let mut host = spawn(&ctx, &env, args, responder).await?;
-    host.initialize(InitializeRequest::default(), STEP)
-        .await
-        .map_err(Failure::from_error)?;
-    note_mcp_before_initialize(&mut host);
-
-    host.send_user("please look up byre")
-        .await
-        .map_err(Failure::from_error)?;
-    let seen = host.until_result(STEP).await.map_err(Failure::from_error)?;
-    let first = last_result(&seen)?;
-    ensure!(
-        first.subtype == ResultSubtype::SUCCESS
-            && first.result.as_deref() == Some("A byre is a cow shed."),
-        "the lookup turn: {:?} {:?}",
-        first.subtype,
-        first.result
-    );
-    check_mcp_handshake(&seen)?;
-    let init = seen.iter().find_map(|m| match m {
-        CliMessage::System(SystemMessage::Init(i)) => Some(i),
-        _ => None,
-    });
-    ensure!(
-        init.and_then(|i| i.mcp_servers.as_ref()).is_some_and(|s| s
-            .iter()
-            .any(|s| s.name == "byre" && s.status == Some(McpServerState::CONNECTED))),
-        "system/init does not list byre as connected"
-    );
-    let meta = seen.iter().find_map(|m| match m {
-        CliMessage::Assistant(a) => a.tool_use_meta.as_ref()?.first().cloned(),
-        _ => None,
-    });
-    ensure!(
-        meta.as_ref().and_then(|m| m.tool_name.as_deref()) == Some("lookup"),
-        "the assistant tool_use line lacks tool_use_meta for lookup: {meta:?}"
-    );
-    ensure!(
-        calls.lock().unwrap_or_else(|e| e.into_inner()).as_slice() == [json!({"word": "byre"})],
-        "the lookup handler got {:?}",
-        calls.lock().unwrap_or_else(|e| e.into_inner())
-    );
-
-    let requests = model.message_requests();
-    ensure!(
-        requests.len() == 2,
-        "expected 2 API requests, got {}",
-        requests.len()
-    );
-    let tools = requests[0].tool_names();
-    ensure!(
-        tools.iter().any(|t| t == "mcp__byre__lookup"),
-        "the first API request does not offer mcp__byre__lookup: {tools:?}"
-    );
-    ensure!(
-        requests[1]
-            .tool_results()
-            .iter()
-            .any(|t| t == "byre: a cow shed"),
-        "the tool's result did not reach the model: {:?}",
-        requests[1].tool_results()
-    );
-
-    check_mcp_status(&mut host).await?;
-
-    // A failing call: the model gets an error tool_result.
-    host.send_user("please look up missing")
-        .await
-        .map_err(Failure::from_error)?;
-    let failed = host.until_result(STEP).await.map_err(Failure::from_error)?;
-    let result = last_result(&failed)?;
-    ensure!(
-        result.result.as_deref() == Some("The lookup failed."),
-        "the failing lookup turn: {:?}",
-        result.result
-    );
-    let block = tool_results(&failed)
-        .into_iter()
-        .find(|(_, b)| b.tool_use_id == "toolu_lookup_missing")
-        .map(|(_, b)| b.clone())
-        .ok_or_else(|| Failure::new("no tool_result for the failing lookup"))?;
-    ensure!(
-        block.is_error == Some(true) && block_text(&block).contains("no entry for missing"),
-        "the failing lookup's tool_result: {block:?}"
-    );
-    let requests = model.message_requests();
-    let to_model = requests
-        .last()
-        .map(|r| api_tool_result(&r.body, "toolu_lookup_missing"))
-        .unwrap_or_default();
-    ensure!(
-        to_model.as_ref().and_then(|b| b.get("is_error")) == Some(&json!(true)),
-        "the model did not get an is_error tool_result: {to_model:?}"
-    );
-
-    let exit = finish(host).await?;
-    Ok(vec![recording(&exit)])
-}
-
-/// An sdk MCP server without `alwaysLoad`: its tool is deferred (not offered; ToolSearch is).
-/// Calling it directly works; ToolSearch `select:` returns a `tool_reference` and the next
-/// request offers the tool.
-async fn sdk_mcp_deferred(ctx: Ctx) -> Outcome {
-    let (model, env) = ctx.fake("sdk_mcp_deferred").await?;
-    let calls = Arc::new(Mutex::new(Vec::new()));
-    let responder = Responder::new().mcp_server("byre", byre_server(Arc::clone(&calls)));
-    let mut args = base_args();
-    args.extend(["--mcp-config".to_owned(), mcp_config(false)]);
-    let mut host = spawn(&ctx, &env, args, responder).await?;
-    host.initialize(InitializeRequest::default(), STEP)
-        .await
-        .map_err(Failure::from_error)?;
-    note_mcp_before_initialize(&mut host);
-
-    // Turn 1: the model calls the deferred tool directly.
-    host.send_user("please call the tool directly")
-        .await
-        .map_err(Failure::from_error)?;
-    let direct = host.until_result(STEP).await.map_err(Failure::from_error)?;
-    check_mcp_handshake(&direct)?;
-    let result = last_result(&direct)?;
-    ensure!(
-        result.result.as_deref() == Some("Found it directly."),
-        "the direct call turn: {:?} {:?}",
-        result.subtype,
-        result.result
-    );
-    let requests = model.message_requests();
-    ensure!(
-        requests.len() == 2,
-        "expected 2 API requests, got {}",
-        requests.len()
-    );
-    let tools = requests[0].tool_names();
-    ensure!(
-        !tools.iter().any(|t| t == "mcp__byre__lookup") && tools.iter().any(|t| t == "ToolSearch"),
-        "the first request should offer ToolSearch and not mcp__byre__lookup: {tools:?}"
-    );
-    let first_body = serde_json::to_string(requests[0].messages()).unwrap_or_default();
-    ensure!(
-        first_body.contains("mcp__byre__lookup"),
-        "the first request does not name the deferred tool anywhere in its messages"
-    );
-    ensure!(
-        requests[1]
-            .tool_results()
-            .iter()
-            .any(|t| t == "direct: a cow shed"),
-        "the direct call's result did not reach the model: {:?}",
-        requests[1].tool_results()
-    );
-
-    // Turn 2: ToolSearch loads the tool, then the model calls it.
-    host.send_user("please search for the tool")
-        .await
-        .map_err(Failure::from_error)?;
-    let searched = host.until_result(STEP).await.map_err(Failure::from_error)?;
-    let result = last_result(&searched)?;
-    ensure!(
-        result.result.as_deref() == Some("Found it through ToolSearch."),
-        "the ToolSearch turn: {:?} {:?}",
-        result.subtype,
-        result.result
-    );
-    let search_result = tool_results(&searched)
-        .into_iter()
-        .find(|(_, b)| b.tool_use_id == "toolu_search")
-        .map(|(_, b)| b.clone())
-        .ok_or_else(|| Failure::new("no tool_result for ToolSearch"))?;
-    let references: Vec<String> = match &search_result.content {
-        Some(MessageContent::Blocks(blocks)) => blocks
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::ToolReference(r) => Some(r.tool_name.clone()),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
-    ensure!(
-        references == ["mcp__byre__lookup"],
-        "ToolSearch's tool_result: {search_result:?}"
-    );
-    let requests = model.message_requests();
-    ensure!(
-        requests.len() == 5,
-        "expected 5 API requests, got {}",
-        requests.len()
-    );
-    ensure!(
-        !requests[2]
-            .tool_names()
-            .iter()
-            .any(|t| t == "mcp__byre__lookup"),
-        "the tool was offered before ToolSearch loaded it: {:?}",
-        requests[2].tool_names()
-    );
-    ensure!(
-        requests[3]
-            .tool_names()
-            .iter()
-            .any(|t| t == "mcp__byre__lookup"),
-        "the request after ToolSearch does not offer the tool: {:?}",
-        requests[3].tool_names()
-    );
-    ensure!(
-        requests[4]
-            .tool_results()
-            .iter()
-            .any(|t| t == "byre: a cow shed"),
-        "the loaded tool's result did not reach the model: {:?}",
-        requests[4].tool_results()
-    );
-    ensure!(
-        calls.lock().unwrap_or_else(|e| e.into_inner()).as_slice()
-            == [json!({"word": "direct"}), json!({"word": "byre"})],
-        "the lookup handler got {:?}",
-        calls.lock().unwrap_or_else(|e| e.into_inner())
-    );
-    check_mcp_status(&mut host).await?;
-
-    let exit = finish(host).await?;
-    Ok(vec![recording(&exit)])
-}
-
-/// For a tool_use id, the `tool_result` block of the last user message of an API request body.
-fn api_tool_result(body: &Value, tool_use_id: &str) -> Option<Value> {
-    let messages = body.get("messages")?.as_array()?;
-    let last = messages
-        .iter()
-        .rev()
-        .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))?;
-    last.get("content")?
-        .as_array()?
-        .iter()
-        .find(|b| {
-            b.get("type").and_then(Value::as_str) == Some("tool_result")
-                && b.get("tool_use_id").and_then(Value::as_str) == Some(tool_use_id)
-        })
-        .cloned()
-}
-
-// ---------------------------------------------------------------------------------------------
-// can_use_tool
-
-/// `--permission-prompt-tool stdio` in default mode: each Bash call that needs approval asks
-/// the host; the allowed one runs, the denied one gives the model the host's message as an
-/// error and is listed in the result's permission denials.
-async fn can_use_tool(ctx: Ctx) -> Outcome {
-    let (model, env) = ctx.fake("can_use_tool").await?;
-    let responder = Responder::new().can_use_tool(|ask: &CanUseToolRequest| {
-        let command = ask
-            .input
-            .get("command")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        if command.contains("allowed.txt") {
-            PermissionResult::allow(ask.input.clone())
-        } else {
-            PermissionResult::deny("host says no")
-        }
-    });
-    let mut args = without_permission_flags(base_args());
-    args.extend(
-        [
-            "--permission-mode",
-            "default",
-            "--permission-prompt-tool",
-            "stdio",
-        ]
-        .map(String::from),
-    );
-    let mut host = spawn(&ctx, &env, args, responder).await?;
-    host.initialize(InitializeRequest::default(), STEP)
-        .await
-        .map_err(Failure::from_error)?;
-
-    host.send_user("please make two files")
-        .await
-        .map_err(Failure::from_error)?;
-    let turn = host.until_result(STEP).await.map_err(Failure::from_error)?;
-
-    let asks: Vec<&CanUseToolRequest> = turn
-        .iter()
-        .filter_map(|m| match m {
-            CliMessage::ControlRequest(r) => match &r.request {
-                CliRequest::CanUseTool(ask) => Some(ask),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect();
-    ensure!(
-        asks.len() == 2,
-        "expected 2 can_use_tool requests, got {}",
-        asks.len()
-    );
-    for (ask, (id, command)) in asks.iter().zip([
-        ("toolu_touch_allowed", "touch allowed.txt"),
-        ("toolu_touch_denied", "touch denied.txt"),
-    ]) {
-        ensure!(
-            ask.tool_name == "Bash"
-                && ask.tool_use_id.as_deref() == Some(id)
-                && ask.input.get("command") == Some(&json!(command)),
-            "can_use_tool asked about {} {:?} {}",
-            ask.tool_name,
-            ask.tool_use_id,
-            ask.input
-        );
-        ensure!(
-            ask.permission_suggestions
-                .as_ref()
-                .is_some_and(|s| !s.is_empty()),
-            "can_use_tool for {id} has no permission_suggestions"
-        );
-        let file = command.trim_start_matches("touch ");
-        let blocked = env.cwd().join(file);
-        ensure!(
-            ask.blocked_path.as_deref() == Some(&*blocked.to_string_lossy()),
-            "can_use_tool for {id} has blocked_path {:?}, expected {}",
-            ask.blocked_path,
-            blocked.display()
-        );
-    }
-
-    let cwd = env.cwd();
-    ensure!(
-        cwd.join("allowed.txt").is_file(),
-        "the allowed command did not run: no {}",
-        cwd.join("allowed.txt").display()
-    );
-    ensure!(
-        !cwd.join("denied.txt").exists(),
-        "the denied command ran: {} exists",
-        cwd.join("denied.txt").display()
-    );
-
-    let results = tool_results(&turn);
-    let allowed = results
-        .iter()
-        .find(|(_, b)| b.tool_use_id == "toolu_touch_allowed")
-        .ok_or_else(|| Failure::new("no tool_result for the allowed call"))?;
-    ensure!(
-        allowed.1.is_error != Some(true),
-        "the allowed call failed: {:?}",
-        allowed.1
-    );
-    let denied = results
-        .iter()
-        .find(|(_, b)| b.tool_use_id == "toolu_touch_denied")
-        .ok_or_else(|| Failure::new("no tool_result for the denied call"))?;
-    ensure!(
-        denied.1.is_error == Some(true) && block_text(denied.1) == "host says no",
-        "the denied call's tool_result: {:?}",
-        denied.1
-    );
-
-    for (id, decision, source) in [
-        ("toolu_touch_allowed", "accept", "user_temporary"),
-        ("toolu_touch_denied", "reject", "user_reject"),
-    ] {
-        let meta = permission_decision(&turn, id);
-        ensure!(
-            meta == Some((decision.to_owned(), source.to_owned())),
-            "tool_result_meta of {id}: {meta:?}, expected {decision}/{source}"
-        );
-    }
-
-    let result = last_result(&turn)?;
-    ensure!(
-        result.subtype == ResultSubtype::SUCCESS
-            && result.result.as_deref() == Some("The second file was refused."),
-        "the turn: {:?} {:?}",
-        result.subtype,
-        result.result
-    );
-    let denials = result.permission_denials.clone().unwrap_or_default();
-    ensure!(
-        denials.len() == 1
-            && denials[0].tool_name == "Bash"
-            && denials[0].tool_use_id.as_deref() == Some("toolu_touch_denied"),
-        "permission_denials: {denials:?}"
-    );
-    let requests = model.message_requests();
-    ensure!(
-        requests
-            .last()
-            .is_some_and(|r| r.tool_results() == ["host says no"]),
-        "the model did not get the host's message"
-    );
-
-    let exit = finish(host).await?;
-    Ok(vec![recording(&exit)])
-}
-
-/// The `(decision, source)` of the permission decision behind the tool result for `id`.
-fn permission_decision(messages: &[CliMessage], id: &str) -> Option<(String, String)> {
-    messages.iter().find_map(|m| match m {
-        CliMessage::User(u) => u
-            .tool_result_meta
-            .as_ref()?
-            .iter()
-            .find(|meta| meta.id.as_deref() == Some(id))
-            .and_then(|meta| meta.permission_decision.as_ref())
-            .map(|d| {
-                (
-                    d.decision.clone().unwrap_or_default(),
-                    d.source.clone().unwrap_or_default(),
-                )
-            }),
-        _ => None,
-    })
-}
-
-/// `args` without `--permission-mode X` and `--allow-dangerously-skip-permissions`.
-fn without_permission_flags(args: Vec<String>) -> Vec<String> {
-    let mut out = Vec::with_capacity(args.len());
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--permission-mode" => {
-                args.next();
-            }
-            "--allow-dangerously-skip-permissions" => {}
-            _ => out.push(arg),
-        }
-    }
-    out
-}
-
-// ---------------------------------------------------------------------------------------------
-// resume and fork
-
-/// Process A runs two turns; B resumes A (same id, the API sees A's turns); C forks A after
-/// its first answer into a new id from another directory (the API sees only the first turn)
-/// and leaves A's session file untouched.
-async fn resume_and_fork(ctx: Ctx) -> Outcome {
-    let (model, env) = ctx.fake("resume_and_fork").await?;
-
-    // A: two turns.
-    let mut a = spawn(&ctx, &env, base_args(), Responder::new()).await?;
-    a.initialize(InitializeRequest::default(), STEP)
-        .await
-        .map_err(Failure::from_error)?;
-    a.send_user("please remember the word apple")
-        .await
-        .map_err(Failure::from_error)?;
-    let turn1 = a.until_result(STEP).await.map_err(Failure::from_error)?;
-    let session = last_result(&turn1)?
-        .session_id
-        .clone()
-        .ok_or_else(|| Failure::new("A's first result has no session_id"))?;
-    let first_answer = turn1
-        .iter()
-        .rev()
-        .find_map(|m| match m {
-            CliMessage::Assistant(a) => a.uuid.clone(),
-            _ => None,
-        })
-        .ok_or_else(|| Failure::new("A's first turn has no assistant line with a uuid"))?;
-    let turn2 = next_turn_succeeds(&mut a, "the second turn of A").await?;
-    ensure!(
-        turn2.session_id.as_deref() == Some(session.as_str()),
-        "A's session id changed"
-    );
-    let exit_a = finish(a).await?;
-    let a_file = find_file(
-        &env.home().join(".claude/projects"),
-        &format!("{session}.jsonl"),
-    )
-    .ok_or_else(|| Failure::new(format!("no session file {session}.jsonl under HOME")))?;
-
-    // B: resume A.
-    let resume = format!("--resume={session}");
-    let mut b = spawn(
-        &ctx,
-        &env,
-        with(base_args(), [resume.clone()]),
-        Responder::new(),
-    )
-    .await?;
-    b.initialize(InitializeRequest::default(), STEP)
-        .await
-        .map_err(Failure::from_error)?;
-    b.send_user("which word did I say")
-        .await
-        .map_err(Failure::from_error)?;
-    let turn_b = b.until_result(STEP).await.map_err(Failure::from_error)?;
-    let result_b = last_result(&turn_b)?;
-    ensure!(
-        result_b.result.as_deref() == Some("You said apple."),
-        "B's turn: {:?} {:?}",
-        result_b.subtype,
-        result_b.result
-    );
-    all_in_session(&turn_b, &session, "B")?;
-    let request_b = model
-        .message_requests()
-        .pop()
-        .ok_or_else(|| Failure::new("B made no API request"))?;
-    let history_b = serde_json::to_string(request_b.messages()).unwrap_or_default();
-    for part in [
-        "remember the word apple",
-        "I will remember apple.",
-        "the second turn of A",
-        "Second answer of A.",
-    ] {
-        ensure!(
-            history_b.contains(part),
-            "B's API request lacks A's {part:?}"
-        );
-    }
-    ensure!(
-        request_b.session_id() == Some(session.as_str()),
-        "B's API session header {:?}",
-        request_b.session_id()
-    );
-    let exit_b = finish(b).await?;
-    let a_before_fork =
-        std::fs::read(&a_file).map_err(|e| Failure::new(format!("{}: {e}", a_file.display())))?;
-
-    // C: fork A after its first answer, into a new id, from another directory.
-    let fork_id = uuid_v4();
-    let env_c = env.with_fresh_cwd().map_err(Failure::from_error)?;
-    let args_c = with(
-        base_args(),
-        [
-            resume,
-            format!("--resume-session-at={first_answer}"),
-            "--fork-session".to_owned(),
-            format!("--session-id={fork_id}"),
-        ],
-    );
-    let mut c = spawn(&ctx, &env_c, args_c, Responder::new()).await?;
-    c.initialize(InitializeRequest::default(), STEP)
-        .await
-        .map_err(Failure::from_error)?;
-    c.send_user("a question in the fork")
-        .await
-        .map_err(Failure::from_error)?;
-    let turn_c = c.until_result(STEP).await.map_err(Failure::from_error)?;
-    let result_c = last_result(&turn_c)?;
-    ensure!(
-        result_c.result.as_deref() == Some("Answer in the fork."),
-        "C's turn: {:?} {:?}",
-        result_c.subtype,
-        result_c.result
-    );
-    all_in_session(&turn_c, &fork_id, "C")?;
-    let init_cwd = turn_c.iter().find_map(|m| match m {
-        CliMessage::System(SystemMessage::Init(i)) => i.cwd.clone(),
-        _ => None,
-    });
-    ensure!(
-        init_cwd.as_deref() == Some(&*env_c.cwd().to_string_lossy()),
-        "C's system/init cwd {init_cwd:?}"
-    );
-    let request_c = model
-        .message_requests()
-        .pop()
-        .ok_or_else(|| Failure::new("C made no API request"))?;
-    let history_c = serde_json::to_string(request_c.messages()).unwrap_or_default();
-    for part in [
-        "remember the word apple",
-        "I will remember apple.",
-        "a question in the fork",
-    ] {
-        ensure!(history_c.contains(part), "C's API request lacks {part:?}");
-    }
-    for part in [
-        "the second turn of A",
-        "Second answer of A.",
-        "which word did I say",
-    ] {
-        ensure!(
-            !history_c.contains(part),
-            "C's API request was not cut after the first answer: it holds {part:?}"
-        );
-    }
-    let roles: Vec<&str> = request_c
-        .messages()
-        .iter()
-        .filter_map(|m| m.get("role").and_then(Value::as_str))
-        .collect();
-    ensure!(
-        roles.iter().filter(|r| **r == "assistant").count() == 1,
-        "C's API request has roles {roles:?}"
-    );
-    ensure!(
-        request_c.session_id() == Some(fork_id.as_str()),
-        "C's API session header {:?}",
-        request_c.session_id()
-    );
-    let exit_c = finish(c).await?;
-
-    let a_after_fork =
-        std::fs::read(&a_file).map_err(|e| Failure::new(format!("{}: {e}", a_file.display())))?;
-    ensure!(
-        a_after_fork == a_before_fork,
-        "the fork changed A's session file {}",
-        a_file.display()
-    );
-    let fork_file = find_file(
-        &env.home().join(".claude/projects"),
-        &format!("{fork_id}.jsonl"),
-    )
-    .ok_or_else(|| Failure::new(format!("no session file {fork_id}.jsonl under HOME")))?;
-    ensure!(
-        fork_file.parent() != a_file.parent(),
-        "the fork's session file is in A's project directory: {}",
-        fork_file.display()
-    );
-
-    Ok(vec![
-        recording(&exit_a),
-        recording(&exit_b),
-        recording(&exit_c),
-    ])
-}
-
-/// `--resume` of an id that does not exist: a start-up error `result` instead of the
-/// initialize answer, exit 1, and the host's `initialize` fails fast.
-async fn resume_unknown_id(ctx: Ctx) -> Outcome {
-    let (model, env) = ctx.fake("resume_unknown_id").await?;
-    let missing = uuid_v4();
-    let mut host = spawn(
-        &ctx,
-        &env,
-        with(base_args(), [format!("--resume={missing}")]),
-        Responder::new(),
-    )
-    .await?;
-    let started = Instant::now();
-    let answer = host.initialize(InitializeRequest::default(), STEP).await;
-    let took = started.elapsed();
-    ensure!(
-        matches!(answer, Err(HostError::Exited { .. })),
-        "initialize did not fail because the CLI exited: {answer:?}"
-    );
-    ensure!(
-        took < Duration::from_secs(10),
-        "initialize took {took:?} to fail"
-    );
-
-    let exit = host.wait(STEP).await.map_err(Failure::from_error)?;
-    ensure!(
-        exit.status.code() == Some(1),
-        "exit status {:?}, expected 1",
-        exit.status
-    );
-    let expected = format!("No conversation found with session ID: {missing}");
-    ensure!(
-        exit.stderr.contains(&expected),
-        "stderr lacks {expected:?}: {}",
-        exit.stderr
-    );
-    let result = last_result(&exit.messages)?;
-    ensure!(
-        result.is_error == Some(true)
-            && result.subtype == ResultSubtype::ERROR_DURING_EXECUTION
-            && result
-                .errors
-                .as_ref()
-                .is_some_and(|e| e.iter().any(|e| e.contains(&expected))),
-        "the start-up result: {:?} is_error {:?} errors {:?}",
-        result.subtype,
-        result.is_error,
-        result.errors
-    );
-    ensure!(
-        result.session_id.as_deref() == Some(missing.as_str()),
-        "the start-up result names session {:?}",
-        result.session_id
-    );
-    ensure!(
-        !exit
-            .messages
-            .iter()
-            .any(|m| matches!(m, CliMessage::ControlResponse(_))),
-        "the CLI answered initialize after all"
-    );
-    // Unlike a turn's result, the start-up result has `type` as its first key.
-    let raw = exit
-        .transcript
-        .iter()
-        .find(|l| l.is_recv() && l.msg().is_some_and(|m| m["type"] == "result"))
-        .map(|l| l.raw.clone())
-        .unwrap_or_default();
-    ensure!(
-        raw.starts_with(r#"{"type":"result","#),
-        "the start-up result line does not start with its type: {}",
-        &raw[..raw.len().min(80)]
-    );
-    ensure!(
-        model.requests().is_empty(),
-        "the CLI called the API: {:?}",
-        model.requests().iter().map(|r| &r.path).collect::<Vec<_>>()
-    );
-    Ok(vec![recording(&exit)])
-}
-
-fn all_in_session(messages: &[CliMessage], session: &str, who: &str) -> Result<(), Failure> {
-    for message in messages {
-        if let Some(id) = message.session_id() {
-            ensure!(
-                id == session,
-                "{who}: a {} line has session_id {id}, expected {session}",
-                message.kind()
-            );
-        }
-    }
-    Ok(())
-}
-
-/// The first file called `name` in `dir` or its subdirectories.
-fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
-    let entries = std::fs::read_dir(dir).ok()?;
-    let mut subdirs = Vec::new();
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            subdirs.push(path);
-        } else if entry.file_name() == name {
-            return Some(path);
-        }
-    }
-    subdirs.sort();
-    subdirs.into_iter().find_map(|d| find_file(&d, name))
-}
-
-/// A random (version 4) UUID, from `/dev/urandom` mixed with the clock.
-fn uuid_v4() -> String {
-    let mut bytes = [0u8; 16];
-    if let Ok(mut random) = std::fs::File::open("/dev/urandom") {
-        let _ = random.read_exact(&mut bytes);
-    }
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos()
-        ^ u128::from(std::process::id()) << 64;
-    for (byte, mix) in bytes.iter_mut().zip(now.to_le_bytes()) {
-        *byte ^= mix;
-    }
-    bytes[6] = (bytes[6] & 0x0f) | 0x40;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
-}
-
-// ---------------------------------------------------------------------------------------------
-// shared helpers
-
 /// Starts the CLI in `env` with exactly `args`.
-async fn spawn(
+pub(super) async fn spawn(
     ctx: &Ctx,
     env: &ClaudeEnv,
     args: Vec<String>,
@@ -1609,13 +682,16 @@ async fn spawn(
 }
 
 /// `args` followed by `more`.
-fn with(mut args: Vec<String>, more: impl IntoIterator<Item = String>) -> Vec<String> {
+pub(super) fn with(mut args: Vec<String>, more: impl IntoIterator<Item = String>) -> Vec<String> {
     args.extend(more);
     args
 }
 
 /// Sends `text` and checks that its turn ends in success; returns that result.
-async fn next_turn_succeeds(host: &mut Host, text: &str) -> Result<ResultMessage, Failure> {
+pub(super) async fn next_turn_succeeds(
+    host: &mut Host,
+    text: &str,
+) -> Result<ResultMessage, Failure> {
     host.send_user(text).await.map_err(Failure::from_error)?;
     let turn = host.until_result(STEP).await.map_err(Failure::from_error)?;
     let result = last_result(&turn)?;
@@ -1629,7 +705,7 @@ async fn next_turn_succeeds(host: &mut Host, text: &str) -> Result<ResultMessage
 }
 
 /// Closes stdin and checks the CLI exits 0.
-async fn finish(host: Host) -> Result<HostExit, Failure> {
+pub(super) async fn finish(host: Host) -> Result<HostExit, Failure> {
     let exit = host.wait(STEP).await.map_err(Failure::from_error)?;
     ensure!(
         exit.status.success(),
@@ -1641,14 +717,14 @@ async fn finish(host: Host) -> Result<HostExit, Failure> {
 }
 
 /// The recording of one finished process.
-fn recording(exit: &HostExit) -> Recording {
+pub(super) fn recording(exit: &HostExit) -> Recording {
     Recording {
         lines: exit.transcript.clone(),
     }
 }
 
 /// The last `result` among `messages`.
-fn last_result(messages: &[CliMessage]) -> Result<&ResultMessage, Failure> {
+pub(super) fn last_result(messages: &[CliMessage]) -> Result<&ResultMessage, Failure> {
     messages
         .iter()
         .rev()
@@ -1660,7 +736,7 @@ fn last_result(messages: &[CliMessage]) -> Result<&ResultMessage, Failure> {
 }
 
 /// Whether `text` holds each of `parts`, in this order.
-fn ordered(text: &str, parts: &[&str]) -> bool {
+pub(super) fn ordered(text: &str, parts: &[&str]) -> bool {
     let mut rest = text;
     parts.iter().all(|part| match rest.find(part) {
         Some(at) => {
@@ -1672,12 +748,15 @@ fn ordered(text: &str, parts: &[&str]) -> bool {
 }
 
 /// The index of the first message matching `pred`.
-fn position(messages: &[CliMessage], pred: impl Fn(&CliMessage) -> bool) -> Option<usize> {
+pub(super) fn position(
+    messages: &[CliMessage],
+    pred: impl Fn(&CliMessage) -> bool,
+) -> Option<usize> {
     messages.iter().position(pred)
 }
 
 /// The text of each `user` line that has text (index, text).
-fn user_texts(messages: &[CliMessage]) -> Vec<(usize, String)> {
+pub(super) fn user_texts(messages: &[CliMessage]) -> Vec<(usize, String)> {
     messages
         .iter()
         .enumerate()
@@ -1692,7 +771,7 @@ fn user_texts(messages: &[CliMessage]) -> Vec<(usize, String)> {
 }
 
 /// Every `tool_result` block of the `user` lines (index of the line, block).
-fn tool_results(messages: &[CliMessage]) -> Vec<(usize, &ToolResultBlock)> {
+pub(super) fn tool_results(messages: &[CliMessage]) -> Vec<(usize, &ToolResultBlock)> {
     let mut out = Vec::new();
     for (i, m) in messages.iter().enumerate() {
         if let CliMessage::User(u) = m {
@@ -1709,7 +788,7 @@ fn tool_results(messages: &[CliMessage]) -> Vec<(usize, &ToolResultBlock)> {
 }
 
 /// The text of a tool_result block (a string, or its text blocks joined).
-fn block_text(block: &ToolResultBlock) -> String {
+pub(super) fn block_text(block: &ToolResultBlock) -> String {
     match &block.content {
         Some(content) => content.text(),
         None => String::new(),

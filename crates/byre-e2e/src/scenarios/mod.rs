@@ -2,13 +2,22 @@
 
 use crate::Scenario;
 
+mod agents;
+mod api;
 mod control;
 mod conversation;
+mod mcp;
+mod resume;
+mod support;
 
 /// Every scenario, in a stable order.
 pub fn all() -> Vec<Scenario> {
     let mut all = conversation::all();
+    all.extend(agents::all());
     all.extend(control::all());
+    all.extend(mcp::all());
+    all.extend(resume::all());
+    all.extend(api::all());
     all
 }
 

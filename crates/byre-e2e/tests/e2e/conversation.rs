@@ -239,3 +239,12 @@ async fn subagent_background() {
     let launched = recv_containing(&recording, "\"status\":\"async_launched\"");
     assert!(launched.contains("\"isAsync\":true"), "{launched}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_retry() {
+    let recording = recorded("api_retry").await;
+    assert!(recording
+        .received()
+        .iter()
+        .any(|m| m.get("subtype").and_then(|s| s.as_str()) == Some("api_retry")));
+}
