@@ -3,13 +3,13 @@
 //! builds its argv and environment.
 //!
 //! The process runs in its own process group with stderr drained into a bounded buffer, and
-//! shuts down without leaving a zombie or an orphan.
-//!
-//! Still to come in this crate (see the README's "Not done yet"): the transcript writer.
+//! shuts down without leaving a zombie or an orphan. The transcript writer records every line
+//! in both directions, with the account email redacted.
 
 mod codec;
 mod launch;
 mod process;
+mod transcript;
 
 pub use crate::codec::{
     encode_line, BadLine, BadLineReason, Frame, Line, NdjsonCodec, DEFAULT_MAX_LINE,
@@ -21,3 +21,4 @@ pub use crate::launch::{
 pub use crate::process::{
     exit_hint, CliProcess, ExitInfo, ProcessOptions, StderrCallback, StderrTail, Stopped,
 };
+pub use crate::transcript::{transcript_cli_version, TranscriptWriter, REDACTED};

@@ -3,3 +3,4 @@
 mod codec;
 mod launch;
 mod process;
+mod transcript;

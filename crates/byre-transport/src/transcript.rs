@@ -1,0 +1,166 @@
+//! The transcript writer: every line in both directions as `{"dir":"send"|"recv","msg":...}`,
+//! with `stream_event` lines left out and the account email redacted.
+//!
+//! Each `msg` is the line exactly as it was written or read (key order kept). The account email
+//! from the `initialize` answer is replaced by `[redacted]` in that answer and everywhere it
+//! appears afterwards, inside strings too. The file is flushed at every turn end (`result`)
+//! and when the writer is closed or dropped, so a CLI that crashes loses nothing already read.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufWriter, Write};
+use std::path::Path;
+
+use byre_proto::{CliMessage, ControlResponseBody};
+use serde_json::Value;
+
+/// What replaces the account email.
+pub const REDACTED: &str = "[redacted]";
+
+/// Writes a transcript.
+pub struct TranscriptWriter {
+    out: BufWriter<Box<dyn Write + Send>>,
+    /// The email as it appears inside JSON text (escaped), once known.
+    email: Option<String>,
+}
+
+impl std::fmt::Debug for TranscriptWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TranscriptWriter")
+            .field("redacting", &self.email.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl TranscriptWriter {
+    /// Creates (or truncates) the file at `path`.
+    pub fn create(path: impl AsRef<Path>) -> io::Result<Self> {
+        Ok(Self::new(File::create(path)?))
+    }
+
+    /// Writes to any writer.
+    pub fn new(out: impl Write + Send + 'static) -> Self {
+        TranscriptWriter {
+            out: BufWriter::new(Box::new(out)),
+            email: None,
+        }
+    }
+
+    /// Records a line the host wrote (without its newline).
+    pub fn record_send(&mut self, line: &[u8]) -> io::Result<()> {
+        self.write_entry("send", line)
+    }
+
+    /// Records a line read from the CLI (without its newline), decoded as `message`.
+    /// `stream_event` lines are left out; a `result` flushes the file.
+    pub fn record_recv(&mut self, line: &[u8], message: &CliMessage) -> io::Result<()> {
+        match message {
+            CliMessage::StreamEvent(_) => return Ok(()),
+            CliMessage::ControlResponse(response) if self.email.is_none() => {
+                if let ControlResponseBody::Success(success) = &response.response {
+                    let email = success
+                        .response
+                        .as_ref()
+                        .and_then(|p| p.get("account"))
+                        .and_then(|a| a.get("email"))
+                        .and_then(Value::as_str)
+                        .filter(|e| !e.is_empty());
+                    if let Some(email) = email {
+                        let quoted = serde_json::to_string(email).map_err(io::Error::other)?;
+                        self.email = Some(quoted[1..quoted.len() - 1].to_owned());
+                    }
+                }
+            }
+            _ => {}
+        }
+        self.write_entry("recv", line)?;
+        if matches!(message, CliMessage::Result(_)) {
+            self.out.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Records a line read from the CLI that is not a message (not JSON, too long, ...), as a
+    /// note with its text.
+    pub fn record_note(&mut self, note: &str) -> io::Result<()> {
+        let note = self.redact(note.as_bytes());
+        let note = String::from_utf8_lossy(&note);
+        let entry = serde_json::json!({"dir": "note", "note": note});
+        writeln!(self.out, "{entry}")
+    }
+
+    /// Writes everything buffered to the file.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    /// Flushes and closes.
+    pub fn close(mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    fn write_entry(&mut self, dir: &str, line: &[u8]) -> io::Result<()> {
+        let line = trim(line);
+        let line = self.redact(line);
+        // `line` is one JSON value; a line that is not (a bad line) is kept as a string.
+        if serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok() {
+            self.out.write_all(b"{\"dir\":\"")?;
+            self.out.write_all(dir.as_bytes())?;
+            self.out.write_all(b"\",\"msg\":")?;
+            self.out.write_all(&line)?;
+            self.out.write_all(b"}\n")
+        } else {
+            let raw = String::from_utf8_lossy(&line);
+            writeln!(self.out, "{}", serde_json::json!({"dir": dir, "raw": raw}))
+        }
+    }
+
+    fn redact<'a>(&self, line: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+        let Some(email) = &self.email else {
+            return line.into();
+        };
+        let needle = email.as_bytes();
+        if memchr::memmem::find(line, needle).is_none() {
+            return line.into();
+        }
+        let mut out = Vec::with_capacity(line.len());
+        let mut rest = line;
+        while let Some(at) = memchr::memmem::find(rest, needle) {
+            out.extend_from_slice(&rest[..at]);
+            out.extend_from_slice(REDACTED.as_bytes());
+            rest = &rest[at + needle.len()..];
+        }
+        out.extend_from_slice(rest);
+        out.into()
+    }
+}
+
+impl Drop for TranscriptWriter {
+    fn drop(&mut self) {
+        let _ = self.out.flush();
+    }
+}
+
+fn trim(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// The CLI version a transcript was recorded with: `claude_code_version` of its first
+/// `system/init`.
+pub fn transcript_cli_version(path: impl AsRef<Path>) -> io::Result<Option<String>> {
+    let file = io::BufReader::new(File::open(path)?);
+    for line in file.lines() {
+        let line = line?;
+        if !line.contains("\"init\"") {
+            continue;
+        }
+        let Ok(entry) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let msg = &entry["msg"];
+        if msg["type"] == "system" && msg["subtype"] == "init" {
+            return Ok(msg["claude_code_version"].as_str().map(str::to_owned));
+        }
+    }
+    Ok(None)
+}

@@ -1,0 +1,144 @@
+//! The transcript writer: exact lines, no stream events, email redaction, flushing.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use byre_proto::CliMessage;
+use byre_transport::{transcript_cli_version, TranscriptWriter};
+
+/// A writer whose bytes the test can read while the transcript writer still holds it.
+#[derive(Clone, Default)]
+struct Shared(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Shared {
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
+fn recv(writer: &mut TranscriptWriter, line: &str) {
+    let message = CliMessage::from_slice(line.as_bytes()).unwrap();
+    writer.record_recv(line.as_bytes(), &message).unwrap();
+}
+
+const INIT_ANSWER: &str = r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1","response":{"account":{"email":"dev@example.com","tokenSource":"none"},"pid":1}}}"#;
+
+#[test]
+fn lines_are_kept_exactly_without_stream_events() {
+    let out = Shared::default();
+    let mut writer = TranscriptWriter::new(out.clone());
+    let send = r#"{"type":"user","message":{"role":"user","content":"hi"},"parent_tool_use_id":null,"session_id":""}"#;
+    writer.record_send(format!("{send}\n").as_bytes()).unwrap();
+    recv(
+        &mut writer,
+        r#"{"type":"stream_event","event":{"type":"message_stop"},"session_id":"s"}"#,
+    );
+    let result = r#"{"subtype":"success","is_error":false,"type":"result","session_id":"s"}"#;
+    recv(&mut writer, result);
+    // Flushed at the result, without closing.
+    let text = out.text();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            format!(r#"{{"dir":"send","msg":{send}}}"#),
+            format!(r#"{{"dir":"recv","msg":{result}}}"#),
+        ]
+    );
+    drop(writer);
+}
+
+#[test]
+fn the_account_email_is_redacted_everywhere_after_initialize() {
+    let out = Shared::default();
+    let mut writer = TranscriptWriter::new(out.clone());
+    recv(&mut writer, INIT_ANSWER);
+    writer
+        .record_send(br#"{"type":"user","message":{"role":"user","content":"mail dev@example.com please"},"session_id":""}"#)
+        .unwrap();
+    recv(
+        &mut writer,
+        r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"sent to dev@example.com"}]},"session_id":"s"}"#,
+    );
+    writer
+        .record_note("stderr mentions dev@example.com")
+        .unwrap();
+    writer.close().unwrap();
+    let text = out.text();
+    assert!(!text.contains("dev@example.com"), "{text}");
+    assert_eq!(text.matches("[redacted]").count(), 4, "{text}");
+    for line in text.lines() {
+        serde_json::from_str::<serde_json::Value>(line).expect("every transcript line is JSON");
+    }
+}
+
+#[test]
+fn a_bad_line_is_kept_as_raw_text() {
+    let out = Shared::default();
+    let mut writer = TranscriptWriter::new(out.clone());
+    writer.record_send(b"this is not json").unwrap();
+    writer.close().unwrap();
+    assert_eq!(
+        out.text(),
+        "{\"dir\":\"send\",\"raw\":\"this is not json\"}\n"
+    );
+}
+
+#[test]
+fn the_cli_version_is_read_from_system_init() {
+    let path = std::env::temp_dir().join(format!("byre-transcript-{}.jsonl", std::process::id()));
+    let mut writer = TranscriptWriter::create(&path).unwrap();
+    recv(&mut writer, INIT_ANSWER);
+    recv(
+        &mut writer,
+        r#"{"type":"system","subtype":"init","session_id":"s","claude_code_version":"2.1.328"}"#,
+    );
+    writer.close().unwrap();
+    assert_eq!(
+        transcript_cli_version(&path).unwrap().as_deref(),
+        Some("2.1.328")
+    );
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn written_transcripts_replay_as_the_recorded_ones() {
+    // The writer's output is the seed's format: every line of a recorded transcript, fed
+    // through it, comes out with the same message (stream events left out).
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/transcripts/cli-2.1.328/text_two_turns.jsonl");
+    let out = Shared::default();
+    let mut writer = TranscriptWriter::new(out.clone());
+    let mut expected = 0;
+    for line in std::fs::read_to_string(path).unwrap().lines() {
+        let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+        let Some(msg) = entry.get("msg") else {
+            continue;
+        };
+        let bytes = serde_json::to_vec(msg).unwrap();
+        match entry["dir"].as_str() {
+            Some("send") => writer.record_send(&bytes).unwrap(),
+            Some("recv") => {
+                let message = CliMessage::from_slice(&bytes).unwrap();
+                if matches!(message, CliMessage::StreamEvent(_)) {
+                    expected -= 1;
+                }
+                writer.record_recv(&bytes, &message).unwrap();
+            }
+            _ => continue,
+        }
+        expected += 1;
+    }
+    writer.close().unwrap();
+    assert_eq!(out.text().lines().count(), expected);
+}
