@@ -4,7 +4,7 @@ use std::process::Command;
 
 pub(crate) fn run() -> Result<bool, String> {
     let root = crate::project_root();
-    let steps: [(&str, &[&str]); 4] = [
+    let steps: [(&str, &[&str]); 5] = [
         ("format", &["fmt", "--all", "--check"]),
         (
             "lints",
@@ -17,6 +17,8 @@ pub(crate) fn run() -> Result<bool, String> {
                 "warnings",
             ],
         ),
+        // The e2e suite runs the real CLI: provision it first, so a failure says why.
+        ("cli", &["xtask", "cli"]),
         ("tests", &["test", "--workspace"]),
         (
             "replay",
