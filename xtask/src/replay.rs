@@ -197,9 +197,9 @@ fn control_check(
         Direction::Recv => Direction::Send,
     };
     let subtype = requests.get(&(asker, success.request_id.clone()))?;
-    let payload = success.response.as_ref();
+    let payload = success.payload_value();
     match asker {
-        Direction::Send => check_response_payload(subtype, payload),
-        Direction::Recv => check_answer_payload(subtype, payload),
+        Direction::Send => check_response_payload(subtype, payload.as_ref()),
+        Direction::Recv => check_answer_payload(subtype, payload.as_ref()),
     }
 }

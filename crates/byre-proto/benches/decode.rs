@@ -35,13 +35,17 @@ fn corpus_lines() -> Vec<Vec<u8>> {
     for file in files {
         for line in std::fs::read_to_string(&file).expect("transcript").lines() {
             // Keep the message's bytes as the CLI wrote them (its key order matters: `type`
-            // is first in most lines and late in `result` lines); `msg` is the last key.
-            if !line.starts_with(r#"{"dir": "recv""#) {
-                continue;
+            // is first in most lines and late in `result` lines).
+            #[derive(serde::Deserialize)]
+            struct Entry<'a> {
+                dir: &'a str,
+                #[serde(borrow)]
+                msg: Option<&'a serde_json::value::RawValue>,
             }
-            let start = line.find(r#""msg": "#).expect("a recv line has msg") + 7;
-            let msg = &line[start..line.len() - 1];
-            lines.push(msg.as_bytes().to_vec());
+            let entry: Entry<'_> = serde_json::from_str(line).expect("transcript line");
+            if let (&"recv", Some(msg)) = (&entry.dir, entry.msg) {
+                lines.push(msg.get().as_bytes().to_vec());
+            }
         }
     }
     lines

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::cli_request::CliRequest;
 use crate::host_request::HostRequest;
-use crate::wire::{open_enum, wire_enum, wire_struct};
+use crate::wire::{open_enum, wire_enum, wire_struct, RawJson};
 
 wire_struct! {
     /// A request from the host to the CLI.
@@ -48,7 +48,7 @@ impl ControlResponse {
         ControlResponse {
             response: ControlResponseBody::Success(ControlSuccess {
                 request_id: request_id.into(),
-                response: payload,
+                response: payload.map(RawJson::from),
                 pending_permission_requests: None,
                 pending_user_dialog_requests: None,
                 pending_elicitation_requests: None,
@@ -100,8 +100,9 @@ wire_struct! {
     pub struct ControlSuccess {
         /// The request it answers.
         "request_id" request_id: req String,
-        /// The payload; absent for some plain acknowledgements (`set_max_thinking_tokens`).
-        "response" response: any Value,
+        /// The payload, kept as text until decoded with [`ControlSuccess::payload`]; absent
+        /// for some plain acknowledgements (`set_max_thinking_tokens`).
+        "response" response: any RawJson,
         /// On an `initialize` answer: permission prompts still waiting (re-attach).
         "pending_permission_requests" pending_permission_requests: opt Vec<Value>,
         /// On an `initialize` answer: user dialogs still waiting.
@@ -114,7 +115,15 @@ wire_struct! {
 impl ControlSuccess {
     /// Decodes the payload as `T` (a missing payload decodes as `{}`).
     pub fn payload<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
-        crate::decode::typed_payload(self.response.as_ref())
+        match &self.response {
+            Some(raw) => raw.parse(),
+            None => T::deserialize(Value::Object(Default::default())),
+        }
+    }
+
+    /// The payload as a JSON value, if there is one.
+    pub fn payload_value(&self) -> Option<Value> {
+        self.response.as_ref().map(RawJson::to_value)
     }
 }
 

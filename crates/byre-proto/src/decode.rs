@@ -210,16 +210,6 @@ fn fallback(line: &[u8], typed: serde_json::Error) -> Result<Unknown, DecodeErro
     })
 }
 
-/// Decodes a control success payload; a missing payload decodes as `{}`.
-pub(crate) fn typed_payload<T: DeserializeOwned>(
-    payload: Option<&Value>,
-) -> Result<T, serde_json::Error> {
-    match payload {
-        Some(v) => T::deserialize(v),
-        None => T::deserialize(Value::Object(Default::default())),
-    }
-}
-
 /// Whether encoding `message` gives back `original` (as values: key order does not matter).
 pub fn round_trips<T: Serialize>(message: &T, original: &Value) -> bool {
     serde_json::to_value(message)

@@ -122,4 +122,4 @@ pub use crate::permissions::*;
 pub use crate::stream::*;
 pub use crate::system::*;
 pub use crate::values::*;
-pub use crate::wire::{Extra, FindUnknown, Number, Unknown};
+pub use crate::wire::{Extra, FindUnknown, Number, RawJson, Unknown};

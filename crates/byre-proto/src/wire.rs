@@ -100,6 +100,70 @@ impl FromIterator<(String, Value)> for Extra {
 /// durations where the CLI is free to send either.
 pub type Number = serde_json::Number;
 
+/// A JSON value kept as the text it came in, decoded only when asked: for payloads whose type
+/// depends on context, such as the answer to a control request (its type follows from the
+/// request it answers). Re-encoding writes the text back as it was.
+#[derive(Debug, Clone)]
+pub struct RawJson(Box<serde_json::value::RawValue>);
+
+impl RawJson {
+    /// Encodes `value` as a raw JSON value.
+    pub fn from_serialize<T: serde::Serialize + ?Sized>(
+        value: &T,
+    ) -> Result<Self, serde_json::Error> {
+        serde_json::value::to_raw_value(value).map(RawJson)
+    }
+
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// Decodes the text as `T`.
+    pub fn parse<T: de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(self.0.get())
+    }
+
+    /// Decodes the text as a [`Value`].
+    pub fn to_value(&self) -> Value {
+        serde_json::from_str(self.0.get()).expect("a raw JSON value is valid JSON")
+    }
+
+    /// Whether the value is `null`.
+    pub fn is_null(&self) -> bool {
+        self.0.get() == "null"
+    }
+}
+
+impl From<Value> for RawJson {
+    fn from(value: Value) -> Self {
+        RawJson::from_serialize(&value).expect("a Value always serializes")
+    }
+}
+
+/// Equal when the texts are, or else when they decode to the same value.
+impl PartialEq for RawJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get() || self.to_value() == other.to_value()
+    }
+}
+
+impl serde::Serialize for RawJson {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawJson {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Box::<serde_json::value::RawValue>::deserialize(deserializer).map(RawJson)
+    }
+}
+
+impl FindUnknown for RawJson {
+    fn find_unknown(&self, _: &mut String, _: &mut Vec<String>) {}
+}
+
 /// An object whose tag (or shape) byre does not know, kept whole.
 ///
 /// It holds every key of the object except the tags of the enclosing unions that were already

@@ -57,8 +57,12 @@ impl TranscriptWriter {
             CliMessage::StreamEvent(_) => return Ok(()),
             CliMessage::ControlResponse(response) if self.email.is_none() => {
                 if let ControlResponseBody::Success(success) = &response.response {
-                    let email = success
+                    let payload = success
                         .response
+                        .as_ref()
+                        .filter(|p| p.get().contains("\"email\""));
+                    let payload = payload.map(|p| p.to_value());
+                    let email = payload
                         .as_ref()
                         .and_then(|p| p.get("account"))
                         .and_then(|a| a.get("email"))

@@ -347,9 +347,10 @@ impl Renderer {
         let ControlResponseBody::Success(ok) = &c.response else {
             return s;
         };
+        let payload = ok.payload_value();
         let check = match asked_by {
-            Direction::Send => check_response_payload(&subtype, ok.response.as_ref()),
-            Direction::Recv => check_answer_payload(&subtype, ok.response.as_ref()),
+            Direction::Send => check_response_payload(&subtype, payload.as_ref()),
+            Direction::Recv => check_answer_payload(&subtype, payload.as_ref()),
         };
         match check {
             None => s.push_str(" payload=untyped"),
@@ -374,7 +375,7 @@ impl Renderer {
             if let Ok(answer) = ok.payload::<McpMessageResponse>() {
                 s.push_str(&json_rpc(&answer.mcp_response));
             }
-        } else if let Some(payload) = &ok.response {
+        } else if let Some(payload) = &payload {
             write!(s, " {}", keys(payload)).expect("writing to a String");
         } else {
             s.push_str(" (no payload)");

@@ -865,7 +865,7 @@ fn null_in_an_optional_value_field_round_trips_as_a_value() {
     let ControlResponseBody::Success(ok) = &c.response else {
         panic!("not a success")
     };
-    assert_eq!(ok.response, Some(Value::Null));
+    assert_eq!(ok.payload_value(), Some(Value::Null));
 
     // Built with `Some(Value::Null)`, it writes the same line and decodes to the same value.
     let built = HostMessage::ControlResponse(ControlResponse::success("r", Some(Value::Null)));

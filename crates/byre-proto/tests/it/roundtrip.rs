@@ -1356,7 +1356,7 @@ proptest! {
         let ControlResponseBody::Success(ok) = &success.response else {
             return Err(TestCaseError::fail("success is not a success"));
         };
-        prop_assert_eq!(&ok.response, &payload);
+        prop_assert_eq!(&ok.payload_value(), &payload);
 
         let error = ControlResponse::error(id.clone(), message, code.map(ErrorCode::new));
         prop_assert_eq!(error.request_id(), Some(id.as_str()));
