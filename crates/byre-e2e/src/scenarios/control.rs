@@ -13,6 +13,7 @@ use byre_testkit::{base_args, ClaudeEnv, Host, HostError, HostExit, HostOptions,
 use serde_json::json;
 
 use super::mcp::api_tool_result;
+pub(super) use super::support::last_result;
 use crate::{ensure, Ctx, Failure, Outcome, Recording, Scenario};
 
 /// The longest wait for one step (an answer, a turn, an exit).
@@ -721,18 +722,6 @@ pub(super) fn recording(exit: &HostExit) -> Recording {
     Recording {
         lines: exit.transcript.clone(),
     }
-}
-
-/// The last `result` among `messages`.
-pub(super) fn last_result(messages: &[CliMessage]) -> Result<&ResultMessage, Failure> {
-    messages
-        .iter()
-        .rev()
-        .find_map(|m| match m {
-            CliMessage::Result(r) => Some(&**r),
-            _ => None,
-        })
-        .ok_or_else(|| Failure::new("no result line"))
 }
 
 /// Whether `text` holds each of `parts`, in this order.
