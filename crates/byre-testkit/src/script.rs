@@ -200,6 +200,11 @@ pub struct Match {
     /// Whether the request offers no tools (`tools` absent or empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_tools: Option<bool>,
+    /// Whether the last user message holds a `<task-notification>`: the turn the CLI starts by
+    /// itself when a background task finishes (it wraps the notification in a
+    /// `<system-reminder>` block, which the user-text conditions skip).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_notification: Option<bool>,
 }
 
 impl Match {
@@ -220,6 +225,14 @@ impl Match {
     pub fn user_text_contains(text: impl Into<String>) -> Self {
         Self {
             user_text_contains: Some(text.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Matches the turn the CLI starts by itself when a background task finishes.
+    pub fn task_notification() -> Self {
+        Self {
+            task_notification: Some(true),
             ..Self::default()
         }
     }
@@ -294,6 +307,7 @@ impl Match {
             model: other.model.or(self.model),
             stream: other.stream.or(self.stream),
             no_tools: other.no_tools.or(self.no_tools),
+            task_notification: other.task_notification.or(self.task_notification),
         }
     }
 
@@ -318,6 +332,11 @@ impl Match {
         }
         if let Some(want) = self.has_tool_result {
             if has_tool_result(request.body) != want {
+                return false;
+            }
+        }
+        if let Some(want) = self.task_notification {
+            if has_task_notification(request.body) != want {
                 return false;
             }
         }
@@ -782,6 +801,23 @@ pub(crate) fn last_user_text(body: &Value) -> Option<String> {
         None
     } else {
         Some(parts.join("\n"))
+    }
+}
+
+/// Whether the last user message holds a `<task-notification>` in any text block, reminders
+/// included.
+fn has_task_notification(body: &Value) -> bool {
+    let Some(content) = last_user_message(body).and_then(|m| m.get("content")) else {
+        return false;
+    };
+    match content {
+        Value::String(s) => s.contains("<task-notification>"),
+        Value::Array(blocks) => blocks.iter().any(|b| {
+            b.get("text")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.contains("<task-notification>"))
+        }),
+        _ => false,
     }
 }
 

@@ -258,3 +258,26 @@ fn and_combines_conditions() {
         body: &json!({})
     }));
 }
+
+#[test]
+fn a_task_notification_inside_a_reminder_block_is_matched() {
+    let script = Script::new()
+        .rule(Rule::when(Match::user_text_contains("task-notification")).reply(Reply::text("text")))
+        .rule(Rule::when(Match::task_notification()).reply(Reply::text("notified")));
+    let notification = json!({
+        "model": "m",
+        "stream": true,
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+            {"role": "user", "content": [{"type": "text", "text":
+                "<system-reminder>\n<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>\n</system-reminder>"}]}
+        ]
+    });
+    // The user-text matchers skip reminder blocks; the task-notification matcher does not.
+    assert_eq!(select(&script, 3, &notification), Some(1));
+    assert_eq!(
+        select(&script, 1, &cli_body(first_turn("hello"), true)),
+        None
+    );
+}
