@@ -1,0 +1,6 @@
+//! Integration tests of byre-session's sans-IO pieces, fed from recorded transcripts.
+
+mod assembly;
+mod correlation;
+mod tasks;
+mod turns;
