@@ -2,5 +2,6 @@
 
 mod assembly;
 mod correlation;
+mod session;
 mod tasks;
 mod turns;

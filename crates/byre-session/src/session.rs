@@ -1,0 +1,528 @@
+//! The sans-IO session: the handshake and the control channel in both directions, composed
+//! with turn tracking, partial-message assembly and the task tree.
+//!
+//! # The run-loop contract
+//!
+//! A [`Session`] does no IO and reads no clock. Its methods come in three families:
+//!
+//! - **inputs** — [`Session::handle_message`] for every message read from the CLI,
+//!   [`Session::handle_timeout`] when the time given by [`Session::poll_timeout`] has come,
+//!   [`Session::handle_exit`] when the CLI has exited;
+//! - **commands** — [`Session::send_user`], [`Session::request`], [`Session::answer`],
+//!   [`Session::cancel`];
+//! - **outputs** — [`Session::poll_transmit`] (lines to write on the CLI's stdin, in order),
+//!   [`Session::poll_event`] (events for the user), [`Session::poll_timeout`] (the next
+//!   deadline).
+//!
+//! After any input or command, drain the outputs: call `poll_transmit` until it returns `None`
+//! and write each line, `poll_event` until `None` and deliver each event, then read
+//! `poll_timeout` and arm a timer. Nothing happens between calls.
+//!
+//! ```
+//! use std::time::{Duration, Instant};
+//! use byre_proto::{CliMessage, HostMessage, InitializeRequest};
+//! use byre_session::session::{Event, Session, SessionConfig};
+//!
+//! let start = Instant::now();
+//! let mut session = Session::new(SessionConfig::new(InitializeRequest::default()), start);
+//! // The first line to write is the initialize request.
+//! let Some(HostMessage::ControlRequest(init)) = session.poll_transmit() else { unreachable!() };
+//! assert_eq!(init.request_id, "req_1");
+//! // The CLI answers; the session reports it ready.
+//! let answer = br#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1","response":{"pid":1}}}"#;
+//! session.handle_message(start + Duration::from_millis(300), CliMessage::from_slice(answer).unwrap());
+//! assert!(matches!(session.poll_event(), Some(Event::Initialized(_))));
+//! assert!(session.is_initialized());
+//! ```
+
+use std::collections::{BTreeSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use byre_proto::{
+    CliControlRequest, CliMessage, CliRequest, ControlResponse, ControlResponseBody, ErrorCode,
+    HostMessage, HostRequest, InitializeRequest, InitializeResponse, JsonRpcMessage,
+    McpMessageResponse, RawJson, UserMessage,
+};
+use serde_json::Value;
+
+use crate::assembly::{Assembler, AssemblyEvent};
+use crate::correlation::{RequestId, RequestTable};
+use crate::tasks::{TaskEvent, TaskTree};
+use crate::turns::{TurnEvent, TurnTracker};
+
+/// How a session starts and how long it waits.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// The `initialize` request: hook registrations, in-process MCP servers, agents, ...
+    pub initialize: InitializeRequest,
+    /// Names of in-process MCP servers the host serves (declared in `--mcp-config` or in
+    /// `initialize.sdkMcpServers`); `mcp_message` requests for any other server are answered
+    /// with JSON-RPC `-32601` without asking the host.
+    pub mcp_servers: BTreeSet<String>,
+    /// Whether the host answers `can_use_tool`; when not, those requests get an error reply.
+    pub can_use_tool: bool,
+    /// Whether the host answers `elicitation`; when not, they are declined.
+    pub elicitation: bool,
+    /// How long `initialize` may take.
+    pub initialize_timeout: Duration,
+    /// How long other host requests may take, unless given per request.
+    pub request_timeout: Duration,
+}
+
+impl SessionConfig {
+    /// A configuration with this `initialize` request and the default timeouts (60 s for
+    /// initialize and for requests).
+    pub fn new(initialize: InitializeRequest) -> Self {
+        let mut mcp_servers = BTreeSet::new();
+        mcp_servers.extend(initialize.sdk_mcp_servers.iter().flatten().cloned());
+        SessionConfig {
+            initialize,
+            mcp_servers,
+            can_use_tool: false,
+            elicitation: false,
+            initialize_timeout: Duration::from_secs(60),
+            request_timeout: Duration::from_secs(60),
+        }
+    }
+
+    /// The hook callback ids registered in `initialize`.
+    fn callback_ids(&self) -> BTreeSet<String> {
+        self.initialize
+            .hooks
+            .iter()
+            .flat_map(|hooks| hooks.values())
+            .flatten()
+            .flat_map(|m| m.hook_callback_ids.iter().cloned())
+            .collect()
+    }
+}
+
+/// Something the user hears about, in order.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A message from the CLI (every one, control lines included, in the order read).
+    Message(CliMessage),
+    /// The answer to `initialize`.
+    Initialized(Box<InitializeResponse>),
+    /// The answer to a host request.
+    Response {
+        /// The request.
+        id: RequestId,
+        /// Its subtype.
+        subtype: String,
+        /// Its payload, or why it failed.
+        result: Result<Option<RawJson>, RequestFailure>,
+    },
+    /// A CLI request the host must answer with [`Session::answer`].
+    Request {
+        /// The CLI's request id.
+        id: RequestId,
+        /// What it asks.
+        request: CliRequest,
+    },
+    /// The CLI withdrew one of its requests: its handler should stop; no answer is sent.
+    RequestCancelled {
+        /// The request.
+        id: RequestId,
+    },
+    /// A turn started or ended, the session id became known, or the run went idle.
+    Turn(TurnEvent),
+    /// A task changed.
+    Task(TaskEvent),
+    /// A piece of a streamed message.
+    Assembly(AssemblyEvent),
+    /// The CLI broke the protocol; the session goes on.
+    Protocol(ProtocolViolation),
+}
+
+/// Why a host request has no success answer.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RequestFailure {
+    /// The CLI answered with an error.
+    #[error("the CLI refused: {message}{}", code.as_ref().map(|c| format!(" ({c})")).unwrap_or_default())]
+    Refused {
+        /// Its message.
+        message: String,
+        /// Its code (`unsupported_request`, `invalid_mode`, ...).
+        code: Option<ErrorCode>,
+    },
+    /// No answer came in time.
+    #[error("no answer within {0:?}")]
+    TimedOut(Duration),
+    /// The host withdrew it.
+    #[error("cancelled by the host")]
+    Cancelled,
+    /// The CLI exited first.
+    #[error("the CLI exited: {0}")]
+    Exited(String),
+}
+
+/// A way the CLI broke the protocol. Reported, never fatal.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProtocolViolation {
+    /// A control answer for no request in flight (late, stray or repeated).
+    #[error("a control_response for unknown request {0}")]
+    UnknownResponse(String),
+    /// A request id that is already in flight.
+    #[error("the CLI reused request id {0} while it was in flight")]
+    DuplicateRequestId(String),
+    /// The `initialize` answer did not decode.
+    #[error("the initialize answer does not decode: {0}")]
+    BadInitializeAnswer(String),
+}
+
+/// The host's answer to a CLI request: a success payload, or an error message.
+pub type Answer = Result<Value, String>;
+
+/// A misuse of the session API.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum UsageError {
+    /// [`Session::answer`] for a request that is not in flight (never sent, answered, or
+    /// cancelled by the CLI).
+    #[error("no CLI request {0} is waiting for an answer")]
+    NotWaiting(String),
+    /// The session is closed.
+    #[error("the session is closed")]
+    Closed,
+}
+
+/// The sans-IO session. See the module documentation for the run-loop contract.
+#[derive(Debug)]
+pub struct Session {
+    config: SessionConfig,
+    callback_ids: BTreeSet<String>,
+    requests: RequestTable<(), String>,
+    init_id: Option<RequestId>,
+    initialized: bool,
+    closed: Option<String>,
+    turns: TurnTracker,
+    assembler: Assembler,
+    tasks: TaskTree,
+    transmit: VecDeque<HostMessage>,
+    events: VecDeque<Event>,
+}
+
+impl Session {
+    /// A session that starts by sending `initialize`.
+    pub fn new(config: SessionConfig, now: Instant) -> Self {
+        let callback_ids = config.callback_ids();
+        let mut session = Session {
+            config,
+            callback_ids,
+            requests: RequestTable::new(),
+            init_id: None,
+            initialized: false,
+            closed: None,
+            turns: TurnTracker::new(),
+            assembler: Assembler::new(),
+            tasks: TaskTree::new(),
+            transmit: VecDeque::new(),
+            events: VecDeque::new(),
+        };
+        let init = HostRequest::Initialize(session.config.initialize.clone());
+        let timeout = session.config.initialize_timeout;
+        session.init_id = Some(session.send_request(now, init, Some(timeout)));
+        session
+    }
+
+    /// Whether the `initialize` answer has arrived.
+    pub fn is_initialized(&self) -> bool {
+        self.initialized
+    }
+
+    /// The session id, once the CLI has said it (at the first turn).
+    pub fn session_id(&self) -> Option<&str> {
+        self.turns.session_id()
+    }
+
+    /// Turn tracking.
+    pub fn turns(&self) -> &TurnTracker {
+        &self.turns
+    }
+
+    /// The task tree.
+    pub fn tasks(&self) -> &TaskTree {
+        &self.tasks
+    }
+
+    /// Partial-message assembly.
+    pub fn assembler(&self) -> &Assembler {
+        &self.assembler
+    }
+
+    // ----- inputs -------------------------------------------------------------------------
+
+    /// Takes one message read from the CLI.
+    pub fn handle_message(&mut self, now: Instant, message: CliMessage) {
+        let _ = now;
+        match &message {
+            CliMessage::ControlResponse(response) => self.on_response(response),
+            CliMessage::ControlRequest(request) => self.on_request(request),
+            CliMessage::ControlCancelRequest(cancel) => {
+                let id = RequestId::new(cancel.request_id.clone());
+                if self.requests.incoming.cancel(&id).is_some() {
+                    self.events.push_back(Event::RequestCancelled { id });
+                }
+            }
+            _ => {}
+        }
+        for event in self.turns.observe(&message) {
+            self.events.push_back(Event::Turn(event));
+        }
+        for event in self.tasks.observe(&message) {
+            self.events.push_back(Event::Task(event));
+        }
+        for event in self.assembler.observe_cli(&message) {
+            self.events.push_back(Event::Assembly(event));
+        }
+        self.events.push_back(Event::Message(message));
+    }
+
+    /// Fails the host requests whose deadline has passed.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        for (id, pending) in self.requests.outgoing.expired(now) {
+            let waited = now.saturating_duration_since(pending.sent_at);
+            self.events.push_back(Event::Response {
+                id,
+                subtype: pending.subtype,
+                result: Err(RequestFailure::TimedOut(waited)),
+            });
+        }
+    }
+
+    /// The CLI has exited (`why`: its status and stderr tail): every request in flight fails
+    /// at once, and the session is closed.
+    pub fn handle_exit(&mut self, why: impl Into<String>) {
+        let why = why.into();
+        for (id, pending) in self.requests.outgoing.fail_all() {
+            self.events.push_back(Event::Response {
+                id,
+                subtype: pending.subtype,
+                result: Err(RequestFailure::Exited(why.clone())),
+            });
+        }
+        // The CLI's own requests can no longer be answered: their handlers should stop.
+        for (id, _) in self.requests.incoming.drain() {
+            self.events.push_back(Event::RequestCancelled { id });
+        }
+        self.transmit.clear();
+        self.closed = Some(why);
+    }
+
+    // ----- commands -----------------------------------------------------------------------
+
+    /// Sends a user message.
+    pub fn send_user(&mut self, message: UserMessage) -> Result<(), UsageError> {
+        self.check_open()?;
+        self.turns.sent_user(message.uuid.as_deref());
+        self.transmit
+            .push_back(HostMessage::User(Box::new(message)));
+        Ok(())
+    }
+
+    /// Sends a host request; its answer comes as [`Event::Response`] with the returned id.
+    /// `timeout` defaults to the configured request timeout.
+    pub fn request(
+        &mut self,
+        now: Instant,
+        request: HostRequest,
+        timeout: Option<Duration>,
+    ) -> Result<RequestId, UsageError> {
+        self.check_open()?;
+        let timeout = Some(timeout.unwrap_or(self.config.request_timeout));
+        Ok(self.send_request(now, request, timeout))
+    }
+
+    /// Withdraws a host request: it fails with [`RequestFailure::Cancelled`] and the CLI is
+    /// told with `control_cancel_request`. Returns whether it was in flight.
+    pub fn cancel(&mut self, id: &RequestId) -> bool {
+        let Some(pending) = self.requests.outgoing.cancel(id) else {
+            return false;
+        };
+        self.transmit.push_back(HostMessage::ControlCancelRequest(
+            byre_proto::ControlCancelRequest {
+                request_id: id.to_string(),
+                extra: Default::default(),
+            },
+        ));
+        self.events.push_back(Event::Response {
+            id: id.clone(),
+            subtype: pending.subtype,
+            result: Err(RequestFailure::Cancelled),
+        });
+        true
+    }
+
+    /// Answers a CLI request that came as [`Event::Request`]: exactly one answer is sent; a
+    /// request the CLI withdrew, or one already answered, is refused.
+    pub fn answer(&mut self, id: &RequestId, answer: Answer) -> Result<(), UsageError> {
+        self.check_open()?;
+        if self.requests.incoming.finish(id).is_none() {
+            return Err(UsageError::NotWaiting(id.to_string()));
+        }
+        self.reply(id.as_str(), answer);
+        Ok(())
+    }
+
+    // ----- outputs ------------------------------------------------------------------------
+
+    /// The next line to write on the CLI's stdin.
+    #[must_use]
+    pub fn poll_transmit(&mut self) -> Option<HostMessage> {
+        self.transmit.pop_front()
+    }
+
+    /// The next event for the user.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// When [`Session::handle_timeout`] must next be called.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.requests.outgoing.next_deadline()
+    }
+
+    // ----- helpers ------------------------------------------------------------------------
+
+    fn check_open(&self) -> Result<(), UsageError> {
+        match self.closed {
+            Some(_) => Err(UsageError::Closed),
+            None => Ok(()),
+        }
+    }
+
+    fn send_request(
+        &mut self,
+        now: Instant,
+        request: HostRequest,
+        timeout: Option<Duration>,
+    ) -> RequestId {
+        let subtype = request.tag().unwrap_or_default().to_owned();
+        let id = self.requests.outgoing.register(subtype, (), now, timeout);
+        self.transmit
+            .push_back(HostMessage::ControlRequest(Box::new(
+                request.with_id(id.as_str()),
+            )));
+        id
+    }
+
+    fn on_response(&mut self, response: &ControlResponse) {
+        let Some(raw_id) = response.request_id() else {
+            return;
+        };
+        let id = RequestId::new(raw_id);
+        let Some(pending) = self.requests.outgoing.complete(&id) else {
+            self.events
+                .push_back(Event::Protocol(ProtocolViolation::UnknownResponse(
+                    id.to_string(),
+                )));
+            return;
+        };
+        let result = match &response.response {
+            ControlResponseBody::Success(ok) => Ok(ok.response.clone()),
+            ControlResponseBody::Error(e) => Err(RequestFailure::Refused {
+                message: e.error.clone().unwrap_or_default(),
+                code: e.error_code.clone(),
+            }),
+            ControlResponseBody::Unknown(u) => Err(RequestFailure::Refused {
+                message: format!("an answer of unknown subtype {:?}", u.get_str("subtype")),
+                code: None,
+            }),
+        };
+        if self.init_id.as_ref() == Some(&id) {
+            if let Ok(payload) = &result {
+                let decoded = match payload {
+                    Some(raw) => raw.parse::<InitializeResponse>(),
+                    None => serde_json::from_str("{}"),
+                };
+                match decoded {
+                    Ok(init) => {
+                        self.initialized = true;
+                        self.events.push_back(Event::Initialized(Box::new(init)));
+                    }
+                    Err(e) => self.events.push_back(Event::Protocol(
+                        ProtocolViolation::BadInitializeAnswer(e.to_string()),
+                    )),
+                }
+            }
+        }
+        self.events.push_back(Event::Response {
+            id,
+            subtype: pending.subtype,
+            result,
+        });
+    }
+
+    fn on_request(&mut self, request: &CliControlRequest) {
+        let id = RequestId::new(request.request_id.clone());
+        let subtype = request.request.tag().unwrap_or_default().to_owned();
+        if self
+            .requests
+            .incoming
+            .start(id.clone(), subtype, String::new())
+            .is_err()
+        {
+            self.events
+                .push_back(Event::Protocol(ProtocolViolation::DuplicateRequestId(
+                    id.to_string(),
+                )));
+            return;
+        }
+        // Requests the host cannot or did not offer to answer get their reply here.
+        let automatic: Option<Answer> = match &request.request {
+            CliRequest::HookCallback(hook) if !self.callback_ids.contains(&hook.callback_id) => {
+                Some(Err(format!(
+                    "no hook callback {:?} is registered",
+                    hook.callback_id
+                )))
+            }
+            CliRequest::McpMessage(mcp) if !self.config.mcp_servers.contains(&mcp.server_name) => {
+                let reply = JsonRpcMessage::error(
+                    mcp.message.id.clone(),
+                    JsonRpcMessage::METHOD_NOT_FOUND,
+                    format!("Server '{}' not found", mcp.server_name),
+                );
+                Some(Ok(
+                    serde_json::to_value(McpMessageResponse::new(reply)).unwrap_or_default()
+                ))
+            }
+            CliRequest::CanUseTool(_) if !self.config.can_use_tool => {
+                Some(Err("this host does not answer can_use_tool".to_owned()))
+            }
+            CliRequest::Elicitation(_) if !self.config.elicitation => {
+                Some(Ok(serde_json::json!({"action": "decline"})))
+            }
+            CliRequest::Unknown(u) => Some(Err(format!(
+                "Unsupported control request subtype: {}",
+                u.get_str("subtype").unwrap_or("?")
+            ))),
+            _ => None,
+        };
+        match automatic {
+            Some(answer) => {
+                if self.requests.incoming.finish(&id).is_some() {
+                    self.reply(id.as_str(), answer);
+                }
+            }
+            None => self.events.push_back(Event::Request {
+                id,
+                request: request.request.clone(),
+            }),
+        }
+    }
+
+    fn reply(&mut self, id: &str, answer: Answer) {
+        let response = match answer {
+            Ok(payload) => ControlResponse::success(id, Some(payload)),
+            Err(message) => ControlResponse::error(id, message, None),
+        };
+        self.transmit
+            .push_back(HostMessage::ControlResponse(response));
+    }
+}

@@ -1,0 +1,350 @@
+//! The session core replayed against recorded transcripts: the recorded `recv` lines go in,
+//! the host's recorded inputs are given as commands, and every line the core transmits must
+//! equal the recorded `send` line.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use byre_proto::{CliMessage, CliRequest, HostMessage, HostRequest, InitializeRequest};
+use byre_session::correlation::RequestId;
+use byre_session::session::{
+    Event, ProtocolViolation, RequestFailure, Session, SessionConfig, UsageError,
+};
+use serde_json::Value;
+
+fn transcripts() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/transcripts/cli-2.1.328");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// One recorded CLI process: its transcript entries.
+fn processes(path: &Path) -> Vec<Vec<Value>> {
+    let mut out: Vec<Vec<Value>> = Vec::new();
+    for line in std::fs::read_to_string(path).unwrap().lines() {
+        let entry: Value = serde_json::from_str(line).unwrap();
+        let is_argv = entry["dir"] == "note"
+            && entry["note"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("argv"));
+        if is_argv || out.is_empty() {
+            out.push(Vec::new());
+        }
+        out.last_mut().unwrap().push(entry);
+    }
+    out
+}
+
+/// Builds the configuration the recording host had: its initialize request, the MCP servers
+/// and permission prompts it answered.
+fn config_of(entries: &[Value]) -> Option<SessionConfig> {
+    let init = entries.iter().find(|e| {
+        e["dir"] == "send"
+            && e["msg"]["type"] == "control_request"
+            && e["msg"]["request"]["subtype"] == "initialize"
+    })?;
+    let request: InitializeRequest =
+        serde_json::from_value(init["msg"]["request"].clone()).expect("a typed initialize");
+    let mut config = SessionConfig::new(request);
+    let mut servers = BTreeSet::new();
+    for e in entries {
+        let r = &e["msg"]["request"];
+        if e["dir"] == "recv" && r["subtype"] == "mcp_message" {
+            servers.insert(r["server_name"].as_str().unwrap().to_owned());
+        }
+        if e["dir"] == "recv" && r["subtype"] == "can_use_tool" {
+            config.can_use_tool = true;
+        }
+    }
+    config.mcp_servers = servers;
+    Some(config)
+}
+
+struct Replay {
+    session: Session,
+    now: Instant,
+    requests_seen: Vec<(RequestId, CliRequest)>,
+    events: Vec<Event>,
+    /// Ids of requests the recorder wrote as raw bytes, behind the core's back: their answers
+    /// are unknown to the core.
+    raw_ids: Vec<String>,
+}
+
+impl Replay {
+    fn drain(&mut self) -> Vec<HostMessage> {
+        let mut sent = Vec::new();
+        while let Some(line) = self.session.poll_transmit() {
+            sent.push(line);
+        }
+        while let Some(event) = self.session.poll_event() {
+            if let Event::Request { id, request } = &event {
+                self.requests_seen.push((id.clone(), request.clone()));
+            }
+            if let Event::Protocol(ProtocolViolation::UnknownResponse(id)) = &event {
+                assert!(self.raw_ids.contains(id), "{event:?}");
+            } else {
+                assert!(!matches!(event, Event::Protocol(_)), "{event:?}");
+            }
+            self.events.push(event);
+        }
+        sent
+    }
+}
+
+fn check(expected: &Value, sent: &[HostMessage], what: &str) {
+    assert_eq!(
+        sent.len(),
+        1,
+        "{what}: expected one line, the core wrote {sent:?}"
+    );
+    assert_eq!(&sent[0].to_value(), expected, "{what}");
+}
+
+#[test]
+fn every_transcript_replays_through_the_core_with_identical_sends() {
+    let mut replayed = 0;
+    for path in transcripts() {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        for (n, entries) in processes(&path).into_iter().enumerate() {
+            let Some(config) = config_of(&entries) else {
+                continue;
+            };
+            let what = format!("{name} process {n}");
+            let start = Instant::now();
+            let mut r = Replay {
+                session: Session::new(config, start),
+                now: start,
+                requests_seen: Vec::new(),
+                events: Vec::new(),
+                raw_ids: Vec::new(),
+            };
+            let mut initialize_checked = false;
+            let mut ids: std::collections::HashMap<String, String> = Default::default();
+            for entry in &entries {
+                let t = entry["t"].as_f64().unwrap_or(0.0);
+                r.now = start + Duration::from_secs_f64(t.max(0.0));
+                let msg = &entry["msg"];
+                if let Some(raw) = entry["raw"].as_str() {
+                    if let Ok(v) = serde_json::from_str::<Value>(raw) {
+                        if let Some(id) = v["request_id"].as_str() {
+                            r.raw_ids.push(id.to_owned());
+                        }
+                    }
+                }
+                match (entry["dir"].as_str(), msg["type"].as_str()) {
+                    (Some("send"), Some("control_request")) => {
+                        if msg["request"]["subtype"] == "initialize" && !initialize_checked {
+                            initialize_checked = true;
+                            let sent = r.drain();
+                            check(msg, &sent, &format!("{what}: initialize"));
+                            continue;
+                        }
+                        let request: HostRequest =
+                            serde_json::from_value(msg["request"].clone()).unwrap();
+                        let id = r.session.request(r.now, request, None).unwrap();
+                        // Some recorders numbered their requests differently: map the ids.
+                        let recorded = msg["request_id"].as_str().unwrap().to_owned();
+                        let mut expected = msg.clone();
+                        expected["request_id"] = Value::String(id.to_string());
+                        ids.insert(recorded, id.to_string());
+                        let sent = r.drain();
+                        check(&expected, &sent, &format!("{what}: request {id}"));
+                    }
+                    (Some("send"), Some("user")) => {
+                        let HostMessage::User(user) = HostMessage::from_value(msg).unwrap() else {
+                            panic!("{what}: not a user line")
+                        };
+                        r.session.send_user(*user).unwrap();
+                        let sent = r.drain();
+                        check(msg, &sent, &format!("{what}: user"));
+                    }
+                    (Some("send"), Some("control_response")) => {
+                        let id = RequestId::new(msg["response"]["request_id"].as_str().unwrap());
+                        assert!(
+                            r.requests_seen.iter().any(|(seen, _)| seen == &id),
+                            "{what}: the host answered {id}, which the core never asked it"
+                        );
+                        let answer = match msg["response"]["subtype"].as_str() {
+                            Some("success") => Ok(msg["response"]["response"].clone()),
+                            _ => Err(msg["response"]["error"].as_str().unwrap_or("").to_owned()),
+                        };
+                        r.session.answer(&id, answer).unwrap();
+                        let sent = r.drain();
+                        check(msg, &sent, &format!("{what}: answer {id}"));
+                    }
+                    (Some("recv"), Some(_)) => {
+                        let mut msg = msg.clone();
+                        if msg["type"] == "control_response" {
+                            let recorded = msg["response"]["request_id"].as_str().unwrap_or("");
+                            if let Some(id) = ids.get(recorded) {
+                                msg["response"]["request_id"] = Value::String(id.clone());
+                            }
+                        }
+                        let message = CliMessage::from_value(&msg).unwrap();
+                        r.session.handle_message(r.now, message);
+                        let sent = r.drain();
+                        assert!(
+                            sent.is_empty(),
+                            "{what}: the core answered by itself: {sent:?}"
+                        );
+                    }
+                    _ => {}
+                }
+            }
+            let messages = r
+                .events
+                .iter()
+                .filter(|e| matches!(e, Event::Message(_)))
+                .count();
+            let recv = entries
+                .iter()
+                .filter(|e| e["dir"] == "recv" && e.get("msg").is_some())
+                .count();
+            assert_eq!(messages, recv, "{what}: every message is passed on");
+            replayed += 1;
+        }
+    }
+    assert!(replayed >= 30, "only {replayed} processes replayed");
+}
+
+fn ready_session(config: SessionConfig, now: Instant) -> Session {
+    let mut session = Session::new(config, now);
+    let _ = session.poll_transmit();
+    let answer = r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1","response":{}}}"#;
+    session.handle_message(now, answer.parse().unwrap());
+    while session.poll_event().is_some() {}
+    session
+}
+
+fn cli(line: &str) -> CliMessage {
+    line.parse().unwrap()
+}
+
+#[test]
+fn requests_time_out_and_fail_at_exit() {
+    let now = Instant::now();
+    let mut session = ready_session(SessionConfig::new(InitializeRequest::default()), now);
+    let slow = session
+        .request(
+            now,
+            HostRequest::Interrupt(Default::default()),
+            Some(Duration::from_secs(5)),
+        )
+        .unwrap();
+    let other = session
+        .request(now, HostRequest::McpStatus(Default::default()), None)
+        .unwrap();
+    assert_eq!(session.poll_timeout(), Some(now + Duration::from_secs(5)));
+    session.handle_timeout(now + Duration::from_secs(6));
+    let events: Vec<_> = std::iter::from_fn(|| session.poll_event()).collect();
+    assert!(matches!(
+        &events[..],
+        [Event::Response { id, result: Err(RequestFailure::TimedOut(_)), .. }] if id == &slow
+    ));
+    session.handle_exit("exit status 1; stderr: boom");
+    let events: Vec<_> = std::iter::from_fn(|| session.poll_event()).collect();
+    assert!(matches!(
+        &events[..],
+        [Event::Response { id, result: Err(RequestFailure::Exited(why)), .. }] if id == &other && why.contains("boom")
+    ));
+    assert_eq!(
+        session.send_user(byre_proto::UserMessage::prompt("x")),
+        Err(UsageError::Closed)
+    );
+}
+
+#[test]
+fn unknown_requests_are_answered_once_without_the_host() {
+    let now = Instant::now();
+    let mut session = ready_session(SessionConfig::new(InitializeRequest::default()), now);
+    session.handle_message(now, cli(r#"{"type":"control_request","request_id":"a","request":{"subtype":"from_the_future"}}"#));
+    session.handle_message(now, cli(r#"{"type":"control_request","request_id":"b","request":{"subtype":"hook_callback","callback_id":"hook_9","input":{"hook_event_name":"Stop"}}}"#));
+    session.handle_message(now, cli(r#"{"type":"control_request","request_id":"c","request":{"subtype":"mcp_message","server_name":"nope","message":{"jsonrpc":"2.0","id":4,"method":"tools/list"}}}"#));
+    session.handle_message(now, cli(r#"{"type":"control_request","request_id":"d","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{}}}"#));
+    let sent: Vec<Value> = std::iter::from_fn(|| session.poll_transmit())
+        .map(|m| m.to_value())
+        .collect();
+    assert_eq!(sent.len(), 4);
+    assert_eq!(
+        sent[0]["response"]["error"],
+        "Unsupported control request subtype: from_the_future"
+    );
+    assert_eq!(sent[1]["response"]["subtype"], "error");
+    assert_eq!(sent[2]["response"]["subtype"], "success");
+    assert_eq!(
+        sent[2]["response"]["response"]["mcp_response"]["error"]["code"],
+        -32601
+    );
+    assert_eq!(sent[2]["response"]["response"]["mcp_response"]["id"], 4);
+    assert_eq!(sent[3]["response"]["subtype"], "error");
+    let asked = std::iter::from_fn(|| session.poll_event())
+        .filter(|e| matches!(e, Event::Request { .. }))
+        .count();
+    assert_eq!(asked, 0);
+}
+
+#[test]
+fn a_cancelled_cli_request_gets_no_answer() {
+    let now = Instant::now();
+    let mut config = SessionConfig::new(InitializeRequest::default());
+    config.can_use_tool = true;
+    let mut session = ready_session(config, now);
+    session.handle_message(now, cli(r#"{"type":"control_request","request_id":"p1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{}}}"#));
+    session.handle_message(
+        now,
+        cli(r#"{"type":"control_cancel_request","request_id":"p1"}"#),
+    );
+    let events: Vec<_> = std::iter::from_fn(|| session.poll_event()).collect();
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Event::Request { id, .. } if id.as_str() == "p1")));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Event::RequestCancelled { id } if id.as_str() == "p1")));
+    let id = RequestId::new("p1");
+    assert_eq!(
+        session.answer(&id, Ok(serde_json::json!({"behavior": "allow"}))),
+        Err(UsageError::NotWaiting("p1".into()))
+    );
+    assert!(session.poll_transmit().is_none());
+}
+
+#[test]
+fn cli_requests_before_the_initialize_answer_are_served() {
+    let now = Instant::now();
+    let mut config = SessionConfig::new(InitializeRequest::default());
+    config.mcp_servers.insert("byre".into());
+    let mut session = Session::new(config, now);
+    let _ = session.poll_transmit();
+    session.handle_message(now, cli(r#"{"type":"control_request","request_id":"m0","request":{"subtype":"mcp_message","server_name":"byre","message":{"jsonrpc":"2.0","id":0,"method":"initialize"}}}"#));
+    assert!(!session.is_initialized());
+    let request = std::iter::from_fn(|| session.poll_event()).find_map(|e| match e {
+        Event::Request { id, .. } => Some(id),
+        _ => None,
+    });
+    let id = request.expect("the MCP request reaches the host before initialize is answered");
+    session
+        .answer(
+            &id,
+            Ok(serde_json::json!({"mcp_response": {"jsonrpc": "2.0", "id": 0, "result": {}}})),
+        )
+        .unwrap();
+    assert!(matches!(
+        session.poll_transmit(),
+        Some(HostMessage::ControlResponse(_))
+    ));
+}
+
+#[test]
+fn a_stray_answer_is_a_protocol_violation_not_a_crash() {
+    let now = Instant::now();
+    let mut session = ready_session(SessionConfig::new(InitializeRequest::default()), now);
+    session.handle_message(now, cli(r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_99","response":{}}}"#));
+    assert!(std::iter::from_fn(|| session.poll_event()).any(|e| matches!(e, Event::Protocol(_))));
+}
