@@ -15,11 +15,47 @@
 //! - [`tasks`]: the live tree of tasks (Bash, subagents) from `task_*` and
 //!   `background_tasks_changed` lines.
 //!
-//! Not built yet: the tokio driver with the cloneable session handle and the event stream,
-//! typed request methods, handler registration, and the one-shot `query`.
+//! On top, with the default `driver` feature: [`driver`], the tokio driver and the public API —
+//! a cloneable [`Claude`](driver::Claude) handle with `&self` methods (typed requests for every
+//! request byre-proto models, `interrupt`, `set_model`, `close`), an [`Events`](driver::Events)
+//! stream with backpressure and no loss, handlers for hooks, permissions and in-process MCP
+//! servers that run concurrently and always answer (also when they panic), and the one-shot
+//! [`query`](driver::query). Without the feature the crate depends on byre-proto only.
+//!
+//! ```no_run
+//! use byre_session::driver::{Claude, Options};
+//! use byre_session::session::Event;
+//! use byre_proto::{CliMessage, ContentBlock};
+//! use futures::StreamExt;
+//!
+//! # async fn run() -> Result<(), byre_session::driver::Error> {
+//! let (claude, mut events) = Claude::start(Options::new()).await?;
+//! claude.send("Say hello")?;
+//! while let Some(event) = events.next().await {
+//!     match event {
+//!         Event::Message(CliMessage::Assistant(a)) => {
+//!             for block in &a.message.content {
+//!                 if let ContentBlock::Text(t) = block {
+//!                     print!("{}", t.text);
+//!                 }
+//!             }
+//!         }
+//!         Event::Message(CliMessage::Result(_)) => break,
+//!         _ => {}
+//!     }
+//! }
+//! claude.close().await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Not built yet: the resume/fork helper, tracing spans, the e2e scenarios moved onto this
+//! driver, `examples/`, and the driver benchmarks.
 
 pub mod assembly;
 pub mod correlation;
+#[cfg(feature = "driver")]
+pub mod driver;
 pub mod session;
 pub mod tasks;
 pub mod turns;

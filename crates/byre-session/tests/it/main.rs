@@ -2,6 +2,7 @@
 
 mod assembly;
 mod correlation;
+mod driver;
 mod session;
 mod tasks;
 mod turns;

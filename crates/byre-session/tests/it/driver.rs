@@ -1,0 +1,223 @@
+//! The tokio driver against the real CLI, offline: prompts, hooks, interrupts from another
+//! task, a panicking handler, a slow consumer, and requests failing when the CLI exits.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use byre_proto::{CliMessage, HookEvent, HookOutput, ResultSubtype, TerminalReason};
+use byre_session::driver::{query, Claude, Error, Options};
+use byre_session::session::{Event, RequestFailure};
+use byre_testkit::{claude_bin, ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
+use futures::StreamExt;
+
+const STEP: Duration = Duration::from_secs(30);
+
+/// Options that run the pinned CLI offline against `model`, with the env's scratch HOME.
+fn options(model: &FakeModel) -> (Options, ClaudeEnv) {
+    let env = ClaudeEnv::new(&model.base_url()).unwrap();
+    let mut options = Options::new();
+    options.launch.program =
+        Some(claude_bin().unwrap_or_else(|e| panic!("cannot provision the CLI: {e}")));
+    options.launch.cwd = Some(env.cwd().to_path_buf());
+    for (name, value) in env.vars() {
+        options.launch.env.push((name.into(), value.into()));
+    }
+    options
+        .launch
+        .env_remove
+        .extend(env.removed().iter().cloned());
+    options.process.exit_grace = Duration::from_secs(10);
+    (options, env)
+}
+
+async fn until_result(
+    events: &mut byre_session::driver::Events,
+) -> (Vec<Event>, byre_proto::ResultMessage) {
+    let mut seen = Vec::new();
+    loop {
+        let event = tokio::time::timeout(STEP, events.next())
+            .await
+            .expect("an event in time")
+            .expect("events go on");
+        if let Event::Message(CliMessage::Result(result)) = &event {
+            let result = (**result).clone();
+            seen.push(event);
+            return (seen, result);
+        }
+        seen.push(event);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn query_runs_one_prompt_to_its_result() {
+    let script = Script::new().rule(
+        Rule::when(Match::user_text_contains("hello"))
+            .reply(Reply::text("Hi from the fake model.")),
+    );
+    let model = FakeModel::start(script).await.unwrap();
+    let (options, _env) = options(&model);
+    let events = query("hello there", options).await.unwrap();
+    let Some(Event::Message(CliMessage::Result(result))) = events.last() else {
+        panic!("{events:?}")
+    };
+    assert_eq!(result.result.as_deref(), Some("Hi from the fake model."));
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::Turn(byre_session::turns::TurnEvent::SessionId { .. })
+    )));
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Assembly(_))),
+        "stream events are assembled"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_hook_blocks_once_and_the_turn_goes_on() {
+    let script = Script::new()
+        .rule(
+            Rule::when(Match::user_text_contains("Stop hook feedback"))
+                .reply(Reply::text("Second answer.")),
+        )
+        .rule(Rule::any().reply(Reply::text("First answer.")));
+    let model = FakeModel::start(script).await.unwrap();
+    let (options, _env) = options(&model);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = calls.clone();
+    let options = options.hook(HookEvent::STOP, None, move |_input, _id| {
+        let n = counter.fetch_add(1, Ordering::SeqCst);
+        async move {
+            Ok(if n == 0 {
+                HookOutput::block("keep going")
+            } else {
+                HookOutput::none()
+            })
+        }
+    });
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    assert!(claude
+        .initialize_response()
+        .unwrap()
+        .hooks_applied
+        .unwrap_or(false));
+    claude.send("answer please").unwrap();
+    let (_, result) = until_result(&mut events).await;
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert_eq!(result.num_turns, Some(2));
+    assert_eq!(result.result.as_deref(), Some("Second answer."));
+    assert!(claude.session_id().is_some());
+    let exit = claude.close().await.unwrap();
+    assert!(exit.status.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_task_interrupts_a_hanging_stream() {
+    let script = Script::new()
+        .rule(Rule::when(Match::user_text_contains("after")).reply(Reply::text("Still here.")))
+        .rule(Rule::any().reply(Reply::hang()));
+    let model = FakeModel::start(script).await.unwrap();
+    let (options, _env) = options(&model);
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    claude.send("hang please").unwrap();
+    // Wait until the stream started, then interrupt from another task.
+    loop {
+        let event = tokio::time::timeout(STEP, events.next())
+            .await
+            .unwrap()
+            .unwrap();
+        if matches!(event, Event::Message(CliMessage::StreamEvent(_))) {
+            break;
+        }
+    }
+    let other = claude.clone();
+    let interrupt = tokio::spawn(async move { other.interrupt().await });
+    let (_, result) = until_result(&mut events).await;
+    interrupt.await.unwrap().unwrap();
+    assert_eq!(result.subtype, ResultSubtype::ERROR_DURING_EXECUTION);
+    assert_eq!(
+        result.terminal_reason,
+        Some(TerminalReason::ABORTED_STREAMING)
+    );
+    claude.send("after the interrupt").unwrap();
+    let (_, result) = until_result(&mut events).await;
+    assert_eq!(result.result.as_deref(), Some("Still here."));
+    claude.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_handler_is_answered_with_an_error_and_the_session_goes_on() {
+    let script = Script::new()
+        .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("Done.")))
+        .rule(Rule::any().reply(Reply::tool_use(
+            "Bash",
+            serde_json::json!({"command": "echo hi"}),
+        )));
+    let model = FakeModel::start(script).await.unwrap();
+    let (mut options, env) = options(&model);
+    let transcript = env.home().join("transcript.jsonl");
+    options.transcript = Some(transcript.clone());
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = calls.clone();
+    let options = options.hook(HookEvent::PRE_TOOL_USE, Some("Bash"), move |_input, _id| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        async move {
+            if true {
+                panic!("a bug in the host's hook");
+            }
+            Ok(HookOutput::none())
+        }
+    });
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    claude.send("run it").unwrap();
+    let (_, result) = until_result(&mut events).await;
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(result.result.as_deref(), Some("Done."), "{result:?}");
+    claude.close().await.unwrap();
+    // The panic became exactly one error answer to the hook's request.
+    let text = std::fs::read_to_string(&transcript).unwrap();
+    let errors: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("\"dir\":\"send\"") && l.contains("\"subtype\":\"error\""))
+        .collect();
+    assert_eq!(errors.len(), 1, "{text}");
+    assert!(errors[0].contains("panicked"), "{}", errors[0]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_consumer_loses_nothing() {
+    let text = "word ".repeat(400);
+    let script = Script::new().rule(Rule::any().reply(Reply::text(text.trim_end()).chunk_size(5)));
+    let model = FakeModel::start(script).await.unwrap();
+    let (mut options, _env) = options(&model);
+    options.event_buffer = Some(1);
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    claude.send("talk a lot").unwrap();
+    // Do not read for a while: the driver must wait, not drop.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let (seen, result) = until_result(&mut events).await;
+    let deltas = seen
+        .iter()
+        .filter(|e| matches!(e, Event::Message(CliMessage::StreamEvent(s)) if matches!(s.event, byre_proto::StreamEvent::ContentBlockDelta(_))))
+        .count();
+    assert_eq!(
+        deltas,
+        text.trim_end().len().div_ceil(5),
+        "every delta arrives"
+    );
+    assert_eq!(result.result.as_deref(), Some(text.trim_end()));
+    claude.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pending_requests_fail_when_the_cli_exits() {
+    let model = FakeModel::start(Script::new().rule(Rule::any().reply(Reply::hang())))
+        .await
+        .unwrap();
+    let (options, _env) = options(&model);
+    let (claude, _events) = Claude::start(options).await.unwrap();
+    let exit = claude.close().await.unwrap();
+    assert!(exit.status.success());
+    let err = claude.interrupt().await.unwrap_err();
+    assert!(matches!(err, Error::Closed(_)), "{err}");
+    let _ = RequestFailure::Cancelled;
+}
