@@ -2,7 +2,6 @@
 //! lines in every recorded transcript; interrupts, bad tool input and interleaved streams.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
 
 use byre_proto::{CliMessage, ContentBlock, StopReason, StreamEventMessage};
 use byre_session::assembly::{
@@ -10,6 +9,8 @@ use byre_session::assembly::{
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};
+
+use crate::support::*;
 
 #[test]
 fn assembled_blocks_equal_the_assistant_lines_of_every_transcript() {
@@ -660,38 +661,4 @@ fn message_delta(id: &str, stop_reason: &str) -> StreamEventMessage {
 
 fn stop(id: &str) -> StreamEventMessage {
     event_line(id, None, json!({"type": "message_stop"}))
-}
-
-/// The folder of the recorded transcripts.
-fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/transcripts/cli-2.1.328")
-}
-
-/// Every transcript, sorted.
-fn transcripts() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
-        .expect("the transcripts folder")
-        .map(|e| e.expect("a directory entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 20, "found {} transcripts", files.len());
-    files
-}
-
-/// The messages the CLI wrote in a transcript, decoded.
-fn recv_messages(path: &Path) -> Vec<CliMessage> {
-    let text = std::fs::read_to_string(path).expect("a readable transcript");
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .filter_map(|l| {
-            let entry: Value = serde_json::from_str(l).expect("a JSON transcript line");
-            if entry["dir"] != "recv" {
-                return None;
-            }
-            let msg = entry.get("msg")?;
-            let bytes = serde_json::to_vec(msg).unwrap();
-            Some(CliMessage::from_slice(&bytes).expect("a recorded line decodes"))
-        })
-        .collect()
 }

@@ -4,5 +4,6 @@ mod assembly;
 mod correlation;
 mod driver;
 mod session;
+mod support;
 mod tasks;
 mod turns;

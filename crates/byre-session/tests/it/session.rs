@@ -3,7 +3,7 @@
 //! equal the recorded `send` line.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use byre_proto::{CliMessage, CliRequest, HostMessage, HostRequest, InitializeRequest};
@@ -13,16 +13,7 @@ use byre_session::session::{
 };
 use serde_json::Value;
 
-fn transcripts() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/transcripts/cli-2.1.328");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
-    files
-}
+use crate::support::transcripts;
 
 /// One recorded CLI process: its transcript entries.
 fn processes(path: &Path) -> Vec<Vec<Value>> {

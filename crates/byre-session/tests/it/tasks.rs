@@ -4,11 +4,13 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use byre_proto::{CliMessage, SystemMessage, TaskStatus, TaskType};
 use byre_session::tasks::{MessageRole, Task, TaskEvent, TaskTree};
 use serde_json::{json, Value};
+
+use crate::support::*;
 
 #[test]
 fn a_background_bash_task_starts_then_completes() {
@@ -756,26 +758,4 @@ fn nested_tool_call(parent: &str, tool: &str) -> CliMessage {
         "name": "Bash", "input": {"command": "echo"}}], "stop_reason": null},
         "parent_tool_use_id": parent, "session_id": "s", "uuid": "u"}),
     )
-}
-
-/// The folder of the recorded transcripts.
-fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/transcripts/cli-2.1.328")
-}
-
-/// The messages the CLI wrote in a transcript, decoded.
-fn recv_messages(path: &Path) -> Vec<CliMessage> {
-    let text = std::fs::read_to_string(path).expect("a readable transcript");
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .filter_map(|l| {
-            let entry: Value = serde_json::from_str(l).expect("a JSON transcript line");
-            if entry["dir"] != "recv" {
-                return None;
-            }
-            let msg = entry.get("msg")?;
-            let bytes = serde_json::to_vec(msg).unwrap();
-            Some(CliMessage::from_slice(&bytes).expect("a recorded line decodes"))
-        })
-        .collect()
 }

@@ -1,0 +1,40 @@
+//! Helpers shared by the tests: the recorded transcripts and their messages.
+
+use std::path::{Path, PathBuf};
+
+use byre_proto::CliMessage;
+use serde_json::Value;
+
+/// The folder of the recorded transcripts.
+pub(crate) fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/transcripts/cli-2.1.328")
+}
+
+/// Every transcript, sorted.
+pub(crate) fn transcripts() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
+        .expect("the transcripts folder")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 20, "found {} transcripts", files.len());
+    files
+}
+
+/// The messages the CLI wrote in a transcript, decoded.
+pub(crate) fn recv_messages(path: &Path) -> Vec<CliMessage> {
+    let text = std::fs::read_to_string(path).expect("a readable transcript");
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter_map(|l| {
+            let entry: Value = serde_json::from_str(l).expect("a JSON transcript line");
+            if entry["dir"] != "recv" {
+                return None;
+            }
+            let msg = entry.get("msg")?;
+            let bytes = serde_json::to_vec(msg).unwrap();
+            Some(CliMessage::from_slice(&bytes).expect("a recorded line decodes"))
+        })
+        .collect()
+}
