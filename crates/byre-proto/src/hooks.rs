@@ -480,7 +480,7 @@ hook_input! {
 }
 
 hook_input! {
-    /// `PreModelSwitch` input.
+    /// `PreModelSwitch` input (and `PostModelSwitch`, through [`PostModelSwitchHookInput`]).
     pub struct PreModelSwitchHookInput {
         /// The current model.
         "from_model" from_model: opt String,
@@ -488,7 +488,7 @@ hook_input! {
         "to_model" to_model: opt String,
         /// The model as requested (an alias, for example).
         "requested_model" requested_model: opt String,
-        /// `command`, `picker` or `sdk`.
+        /// `command`, `picker` or `sdk` (after a switch also `auto` or `resume`).
         "source" source: opt String,
         /// Tokens in the context.
         "context_tokens" context_tokens: opt u64,
@@ -503,29 +503,9 @@ hook_input! {
     }
 }
 
-hook_input! {
-    /// `PostModelSwitch` input.
-    pub struct PostModelSwitchHookInput {
-        /// The previous model.
-        "from_model" from_model: opt String,
-        /// The new model.
-        "to_model" to_model: opt String,
-        /// The model as requested.
-        "requested_model" requested_model: opt String,
-        /// `command`, `picker`, `sdk`, `auto` or `resume`.
-        "source" source: opt String,
-        /// Tokens in the context.
-        "context_tokens" context_tokens: opt u64,
-        /// Whether the prompt cache is warm.
-        "prompt_cache_warm" prompt_cache_warm: opt bool,
-        /// `5m` or `1h`.
-        "cache_ttl" cache_ttl: opt String,
-        /// The estimated cost of rewriting the cache, in USD.
-        "estimated_cache_write_usd" estimated_cache_write_usd: opt Number,
-        /// `configured`, `catalog` or `default`.
-        "pricing" pricing: opt String,
-    }
-}
+/// `PostModelSwitch` input: the same fields as [`PreModelSwitchHookInput`] (its `source` may
+/// also be `auto` or `resume`).
+pub type PostModelSwitchHookInput = PreModelSwitchHookInput;
 
 hook_input! {
     /// `PermissionRequest` input.
