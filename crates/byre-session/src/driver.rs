@@ -270,9 +270,11 @@ impl Claude {
         let stdin = process
             .take_stdin()
             .ok_or_else(|| Error::Launch("no stdin".into()))?;
+        // With a transcript, the codec keeps each line's bytes so they are recorded as read.
         let codec = NdjsonCodec::<CliMessage>::with_max_line(
             options.max_line.unwrap_or(byre_transport::DEFAULT_MAX_LINE),
-        );
+        )
+        .keep_lines(transcript.is_some());
         let (events_tx, events_rx) = mpsc::channel(options.event_buffer.unwrap_or(256).max(1));
         let (commands, commands_rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Mutex::new(Shared::default()));
@@ -482,9 +484,10 @@ impl Driver {
             match step {
                 Step::Frame(Some(Ok(Frame::Message(message)))) => {
                     self.lines_read += 1;
-                    if let Some(t) = &mut self.transcript {
-                        let line = serde_json::to_vec(&message).unwrap_or_default();
-                        let _ = t.record_recv(&line, &message);
+                    if let (Some(t), Some(line)) =
+                        (&mut self.transcript, self.reader.decoder().last_line())
+                    {
+                        let _ = t.record_recv(line, &message);
                     }
                     self.session.handle_message(Instant::now(), message);
                 }

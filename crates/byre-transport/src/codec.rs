@@ -10,7 +10,7 @@ use std::io;
 use std::marker::PhantomData;
 
 use byre_proto::{CliMessage, DecodeError, DecodeErrorKind, HostMessage};
-use bytes::{Buf, BufMut, BytesMut};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
 use serde::Serialize;
 use tokio_util::codec::{Decoder, Encoder};
 
@@ -110,6 +110,10 @@ pub struct NdjsonCodec<T = CliMessage> {
     skipping: Option<usize>,
     /// Whether the next line is the first of the stream (a BOM may precede it).
     first: bool,
+    /// Whether to keep the bytes of the last line decoded.
+    keep_lines: bool,
+    /// The last line decoded (without its line end), when kept.
+    last_line: Option<Bytes>,
     _message: PhantomData<fn() -> T>,
 }
 
@@ -126,8 +130,24 @@ impl<T> NdjsonCodec<T> {
             scanned: 0,
             skipping: None,
             first: true,
+            keep_lines: false,
+            last_line: None,
             _message: PhantomData,
         }
+    }
+
+    /// Keeps the bytes of each decoded line, for [`NdjsonCodec::last_line`] (a transcript
+    /// writer records them as they were, without encoding the message again). Costs no copy.
+    #[must_use]
+    pub fn keep_lines(mut self, keep: bool) -> Self {
+        self.keep_lines = keep;
+        self
+    }
+
+    /// The bytes of the line behind the last frame (without its line end), when
+    /// [`NdjsonCodec::keep_lines`] is on.
+    pub fn last_line(&self) -> Option<&Bytes> {
+        self.last_line.as_ref()
     }
 
     /// The line limit.
@@ -154,15 +174,21 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 impl<T: Line> NdjsonCodec<T> {
     /// Turns one complete line (without `\n`) into a frame; `None` for a blank line.
-    fn frame(&mut self, mut line: &[u8]) -> Option<Frame<T>> {
-        if std::mem::take(&mut self.first) {
-            line = line.strip_prefix(BOM).unwrap_or(line);
+    fn frame(&mut self, whole: Bytes) -> Option<Frame<T>> {
+        let mut start = 0;
+        let mut end = whole.len();
+        if std::mem::take(&mut self.first) && whole.starts_with(BOM) {
+            start = BOM.len();
         }
-        if let [rest @ .., b'\r'] = line {
-            line = rest;
+        if end > start && whole[end - 1] == b'\r' {
+            end -= 1;
         }
+        let line = &whole[start..end];
         if line.iter().all(|b| b.is_ascii_whitespace()) {
             return None;
+        }
+        if self.keep_lines {
+            self.last_line = Some(whole.slice(start..end));
         }
         if line.len() > self.max_line {
             return Some(Frame::BadLine(self.too_long(line.len())));
@@ -200,9 +226,9 @@ impl<T: Line> Decoder for NdjsonCodec<T> {
             }
             match newline {
                 Some(at) => {
-                    let line = buf.split_to(at + 1);
+                    let line = buf.split_to(at + 1).freeze().slice(..at);
                     self.scanned = 0;
-                    match self.frame(&line[..at]) {
+                    match self.frame(line) {
                         Some(frame) => return Ok(Some(frame)),
                         None => continue,
                     }
@@ -235,9 +261,9 @@ impl<T: Line> Decoder for NdjsonCodec<T> {
         if buf.is_empty() {
             return Ok(None);
         }
-        let line = buf.split();
+        let line = buf.split().freeze();
         self.scanned = 0;
-        Ok(self.frame(&line))
+        Ok(self.frame(line))
     }
 }
 

@@ -287,3 +287,23 @@ proptest! {
         prop_assert_eq!(pieces, whole);
     }
 }
+
+#[test]
+fn kept_lines_are_the_exact_bytes_without_line_ends() {
+    let mut codec: NdjsonCodec = NdjsonCodec::new().keep_lines(true);
+    let mut buf = BytesMut::from(format!("\u{feff}{KEEP}\r\n{STATUS}\n").as_bytes());
+    assert!(matches!(
+        codec.decode(&mut buf).unwrap(),
+        Some(Frame::Message(_))
+    ));
+    assert_eq!(codec.last_line().unwrap().as_ref(), KEEP.as_bytes());
+    assert!(matches!(
+        codec.decode(&mut buf).unwrap(),
+        Some(Frame::Message(_))
+    ));
+    assert_eq!(codec.last_line().unwrap().as_ref(), STATUS.as_bytes());
+    let mut plain: NdjsonCodec = NdjsonCodec::new();
+    let mut buf = BytesMut::from(format!("{KEEP}\n").as_bytes());
+    let _ = plain.decode(&mut buf).unwrap();
+    assert!(plain.last_line().is_none());
+}
