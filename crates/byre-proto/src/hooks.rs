@@ -1111,7 +1111,7 @@ mod tests {
     const PRE_TOOL_USE: &str = r#"{"session_id": "ba9b850b-a579-40f4-89fe-4f3b7da28faf", "transcript_path": "/home/tester/.claude/projects/-srv-work/ba9b850b-a579-40f4-89fe-4f3b7da28faf.jsonl", "cwd": "/srv/work", "prompt_id": "13016d01-72f6-45ad-bdce-dd00982aedec", "permission_mode": "bypassPermissions", "effort": {"level": "medium"}, "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "echo hi", "description": "Print hi"}, "tool_use_id": "toolu_mock0002"}"#;
 
     // The transcripts hold no PostToolUse or UserPromptSubmit callback: these two follow the
-    // key sets observed with CLI 2.1.328 (observed-cli-2.1.328.md §5.2) in the same order.
+    // key sets observed with CLI 2.1.328, in the same order.
     const POST_TOOL_USE: &str = r#"{"session_id": "1e468b64-28e1-4fa4-a661-2d591770151f", "transcript_path": "/home/tester/.claude/projects/-srv-work/1e468b64-28e1-4fa4-a661-2d591770151f.jsonl", "cwd": "/srv/work", "prompt_id": "5d0f3b1e-0c57-4d43-9a0e-2b8a3e6f7c11", "permission_mode": "bypassPermissions", "effort": {"level": "medium"}, "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "echo hi", "description": "Print hi"}, "tool_response": {"stdout": "hi", "stderr": "", "interrupted": false, "isImage": false, "noOutputExpected": false}, "tool_use_id": "toolu_mock0001", "duration_ms": 14}"#;
 
     const USER_PROMPT_SUBMIT: &str = r#"{"session_id": "1e468b64-28e1-4fa4-a661-2d591770151f", "transcript_path": "/home/tester/.claude/projects/-srv-work/1e468b64-28e1-4fa4-a661-2d591770151f.jsonl", "cwd": "/srv/work", "prompt_id": "5d0f3b1e-0c57-4d43-9a0e-2b8a3e6f7c11", "permission_mode": "bypassPermissions", "hook_event_name": "UserPromptSubmit", "prompt": "Run echo hi"}"#;

@@ -1,7 +1,7 @@
 //! Conversation scenarios: text turns, tools, hooks, images, queued messages, bad input and
 //! background tasks.
 //!
-//! Each scenario checks what observed-cli-2.1.328.md (§3–§7) says the CLI does. Assertions
+//! Each scenario checks what CLI 2.1.328 was observed to do. Assertions
 //! look at the messages as JSON values (by key, never by position), at what the fake model
 //! received, and at how the process ended.
 
