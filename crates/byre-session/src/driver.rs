@@ -147,6 +147,60 @@ impl Options {
         self.handlers.insert(subtype, handler);
         self
     }
+
+    /// Continues session `session_id` (`--resume=`): the same id, the whole conversation.
+    /// Resuming works from any working directory, with the same `HOME`.
+    pub fn resume(mut self, session_id: impl Into<String>) -> Self {
+        self.launch.resume = Some(session_id.into());
+        self
+    }
+
+    /// Forks session `session_id` at the message with uuid `at` (an `assistant` or `user` line's
+    /// `uuid`) into a new session, running in `cwd`: the conversation is kept up to and
+    /// including that message, the original session is untouched. Returns the options and the
+    /// new session's id.
+    pub fn fork(
+        mut self,
+        session_id: impl Into<String>,
+        at: impl Into<String>,
+        cwd: impl Into<PathBuf>,
+    ) -> (Self, String) {
+        let new_id = new_session_id();
+        self.launch.resume = Some(session_id.into());
+        self.launch.resume_session_at = Some(at.into());
+        self.launch.fork_session = true;
+        self.launch.session_id = Some(new_id.clone());
+        self.launch.cwd = Some(cwd.into());
+        (self, new_id)
+    }
+}
+
+/// A random version-4 UUID for a new session id.
+fn new_session_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    // Two independently seeded hashers give 128 random bits without another dependency.
+    let mut bytes = [0u8; 16];
+    for half in bytes.chunks_mut(8) {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or_default(),
+        );
+        half.copy_from_slice(&hasher.finish().to_le_bytes());
+    }
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
 }
 
 /// Routes `mcp_message` requests for `name` to `handler`, others to `rest`.

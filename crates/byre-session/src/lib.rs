@@ -49,8 +49,8 @@
 //! # }
 //! ```
 //!
-//! Not built yet: the resume/fork helper, tracing spans, the e2e scenarios moved onto this
-//! driver, `examples/`, and the driver benchmarks.
+//! Not built yet: tracing spans, the e2e scenarios moved onto this driver, and the driver
+//! benchmarks.
 
 pub mod assembly;
 pub mod correlation;

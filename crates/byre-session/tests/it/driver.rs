@@ -221,3 +221,60 @@ async fn pending_requests_fail_when_the_cli_exits() {
     assert!(matches!(err, Error::Closed(_)), "{err}");
     let _ = RequestFailure::Cancelled;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_and_fork_into_another_directory() {
+    let script = Script::new()
+        .rule(Rule::when(Match::user_text_contains("apple")).reply(Reply::text("Noted: apple.")))
+        .rule(Rule::when(Match::user_text_contains("banana")).reply(Reply::text("Noted: banana.")))
+        .rule(Rule::any().reply(Reply::text("Carrying on.")));
+    let model = FakeModel::start(script).await.unwrap();
+    let (first, env) = options(&model);
+    let base = first.clone();
+
+    // A: two turns; remember the first answer's uuid.
+    let (claude, mut events) = Claude::start(first).await.unwrap();
+    claude.send("remember apple").unwrap();
+    let (seen, _) = until_result(&mut events).await;
+    let at = seen
+        .iter()
+        .find_map(|e| match e {
+            Event::Message(CliMessage::Assistant(a)) => a.uuid.clone(),
+            _ => None,
+        })
+        .expect("an assistant line");
+    claude.send("remember banana").unwrap();
+    until_result(&mut events).await;
+    let original = claude.session_id().expect("a session id");
+    claude.close().await.unwrap();
+
+    // Resume: the same id, the whole conversation.
+    let (claude, mut events) = Claude::start(base.clone().resume(&original)).await.unwrap();
+    claude.send("go on").unwrap();
+    until_result(&mut events).await;
+    assert_eq!(claude.session_id().as_deref(), Some(original.as_str()));
+    let history =
+        serde_json::to_string(model.message_requests().last().unwrap().messages()).unwrap();
+    assert!(
+        history.contains("banana"),
+        "the resumed request holds the earlier turns"
+    );
+    claude.close().await.unwrap();
+
+    // Fork at the first answer, in another directory: a new id, the conversation cut there.
+    let elsewhere = env.home().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let (forked, new_id) = base.fork(&original, &at, &elsewhere);
+    assert_ne!(new_id, original);
+    let (claude, mut events) = Claude::start(forked).await.unwrap();
+    claude.send("and now?").unwrap();
+    until_result(&mut events).await;
+    assert_eq!(claude.session_id().as_deref(), Some(new_id.as_str()));
+    let history =
+        serde_json::to_string(model.message_requests().last().unwrap().messages()).unwrap();
+    assert!(
+        history.contains("apple") && !history.contains("banana"),
+        "{history}"
+    );
+    claude.close().await.unwrap();
+}
