@@ -47,7 +47,7 @@ impl TranscriptWriter {
 
     /// Records a line the host wrote (without its newline).
     pub fn record_send(&mut self, line: &[u8]) -> io::Result<()> {
-        self.write_entry("send", line)
+        self.write_entry("send", line, false)
     }
 
     /// Records a line read from the CLI (without its newline), decoded as `message`.
@@ -76,7 +76,8 @@ impl TranscriptWriter {
             }
             _ => {}
         }
-        self.write_entry("recv", line)?;
+        // The line decoded to `message`, so it is JSON: no need to check it again.
+        self.write_entry("recv", line, true)?;
         if matches!(message, CliMessage::Result(_)) {
             self.out.flush()?;
         }
@@ -102,11 +103,12 @@ impl TranscriptWriter {
         self.out.flush()
     }
 
-    fn write_entry(&mut self, dir: &str, line: &[u8]) -> io::Result<()> {
+    /// Writes one entry; `known_json` skips checking that the line is one JSON value (a line
+    /// that is not, a bad line, is kept as a string).
+    fn write_entry(&mut self, dir: &str, line: &[u8], known_json: bool) -> io::Result<()> {
         let line = trim(line);
         let line = self.redact(line);
-        // `line` is one JSON value; a line that is not (a bad line) is kept as a string.
-        if serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok() {
+        if known_json || serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok() {
             self.out.write_all(b"{\"dir\":\"")?;
             self.out.write_all(dir.as_bytes())?;
             self.out.write_all(b"\",\"msg\":")?;
