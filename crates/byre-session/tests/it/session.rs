@@ -188,6 +188,10 @@ fn every_transcript_replays_through_the_core_with_identical_sends() {
                     _ => {}
                 }
             }
+            insta::assert_snapshot!(
+                format!("trace@{}-{n}", name.trim_end_matches(".jsonl")),
+                trace(&r.events)
+            );
             let messages = r
                 .events
                 .iter()
@@ -202,6 +206,102 @@ fn every_transcript_replays_through_the_core_with_identical_sends() {
         }
     }
     assert!(replayed >= 30, "only {replayed} processes replayed");
+}
+
+/// The event trace of a replay, one line per event (runs of deltas of one block on one line),
+/// for snapshots: the order of messages, requests, answers, turns, tasks and blocks
+/// (`stream_event` lines appear as the stream lines they give).
+fn trace(events: &[Event]) -> String {
+    use byre_session::assembly::AssemblyEvent;
+    let mut out: Vec<String> = Vec::new();
+    let mut deltas: Option<(String, u64, usize)> = None;
+    for event in events {
+        if let Event::Assembly(AssemblyEvent::Delta {
+            message_id, index, ..
+        }) = event
+        {
+            match &mut deltas {
+                Some((m, i, count)) if m == message_id && i == index => *count += 1,
+                _ => {
+                    flush_deltas(&mut out, deltas.take());
+                    deltas = Some((message_id.clone(), *index, 1));
+                }
+            }
+            continue;
+        }
+        if matches!(
+            event,
+            Event::Message(byre_proto::CliMessage::StreamEvent(_))
+        ) {
+            // Each one is shown by the stream lines it gives.
+            continue;
+        }
+        flush_deltas(&mut out, deltas.take());
+        out.push(match event {
+            Event::Message(m) => {
+                let v = m.to_value();
+                match v["subtype"].as_str() {
+                    Some(sub) => format!("message {}/{sub}", v["type"].as_str().unwrap_or("?")),
+                    None => format!("message {}", v["type"].as_str().unwrap_or("?")),
+                }
+            }
+            Event::Initialized(_) => "initialized".to_owned(),
+            Event::Response {
+                id,
+                subtype,
+                result,
+            } => match result {
+                Ok(_) => format!("response {id} {subtype}: ok"),
+                Err(RequestFailure::TimedOut(_)) => format!("response {id} {subtype}: timed out"),
+                Err(e) => format!("response {id} {subtype}: {e}"),
+            },
+            Event::Request { id, request } => {
+                format!("request {id} {}", request.tag().unwrap_or("?"))
+            }
+            Event::RequestCancelled { id } => format!("cancelled {id}"),
+            Event::Turn(t) => format!("turn {t:?}"),
+            Event::Task(t) => {
+                let text = format!("{t:?}");
+                let kind = text.split([' ', '(', '{']).next().unwrap_or("?").to_owned();
+                let task = match t {
+                    byre_session::tasks::TaskEvent::Started { task_id, .. }
+                    | byre_session::tasks::TaskEvent::Progress { task_id, .. }
+                    | byre_session::tasks::TaskEvent::Updated { task_id, .. }
+                    | byre_session::tasks::TaskEvent::Finished { task_id, .. } => task_id.clone(),
+                    _ => String::new(),
+                };
+                format!("task {kind} {task}").trim_end().to_owned()
+            }
+            Event::Assembly(a) => match a {
+                AssemblyEvent::MessageStarted { id, .. } => format!("stream message {id}"),
+                AssemblyEvent::BlockStarted {
+                    message_id,
+                    index,
+                    kind,
+                } => format!("stream block {message_id}#{index} {kind:?}"),
+                AssemblyEvent::BlockFinished {
+                    message_id, index, ..
+                } => format!("stream block {message_id}#{index} finished"),
+                other => {
+                    let text = format!("{other:?}");
+                    format!(
+                        "stream {}",
+                        text.split([' ', '(', '{']).next().unwrap_or("?")
+                    )
+                }
+            },
+            Event::Protocol(p) => format!("protocol violation: {p}"),
+            other => format!("{other:?}"),
+        });
+    }
+    flush_deltas(&mut out, deltas);
+    out.join("\n")
+}
+
+fn flush_deltas(out: &mut Vec<String>, deltas: Option<(String, u64, usize)>) {
+    if let Some((message_id, index, count)) = deltas {
+        out.push(format!("stream deltas {message_id}#{index} x{count}"));
+    }
 }
 
 fn ready_session(config: SessionConfig, now: Instant) -> Session {
