@@ -169,6 +169,15 @@ pub enum ProtocolViolation {
     /// A request id that is already in flight.
     #[error("the CLI reused request id {0} while it was in flight")]
     DuplicateRequestId(String),
+    /// A `control_request` whose body did not decode (a field of the wrong type, or missing):
+    /// it was answered with an error at once, so the CLI does not wait.
+    #[error("the CLI's request {id} does not decode: {why}")]
+    UndecodableRequest {
+        /// The CLI's request id.
+        id: String,
+        /// Why the decode failed.
+        why: String,
+    },
     /// The `initialize` answer did not decode.
     #[error("the initialize answer does not decode: {0}")]
     BadInitializeAnswer(String),
@@ -262,6 +271,7 @@ impl Session {
         match &message {
             CliMessage::ControlResponse(response) => self.on_response(response),
             CliMessage::ControlRequest(request) => self.on_request(request),
+            CliMessage::Unknown(unknown) => self.on_undecodable(unknown),
             CliMessage::ControlCancelRequest(cancel) => {
                 let id = RequestId::new(cancel.request_id.clone());
                 if self.requests.incoming.cancel(&id).is_some() {
@@ -515,6 +525,38 @@ impl Session {
                 request: request.request.clone(),
             }),
         }
+    }
+
+    /// A line that did not decode. When it is a CLI request (it has `type: control_request`
+    /// and a `request_id`), the CLI waits for an answer: it gets an error at once.
+    fn on_undecodable(&mut self, unknown: &byre_proto::Unknown) {
+        if unknown.get_str("type") != Some("control_request") {
+            return;
+        }
+        let Some(id) = unknown.get_str("request_id") else {
+            return;
+        };
+        let why = unknown
+            .mismatch
+            .clone()
+            .unwrap_or_else(|| "an unknown shape".to_owned());
+        let id = RequestId::new(id);
+        if self.requests.incoming.get(&id).is_some() {
+            self.events
+                .push_back(Event::Protocol(ProtocolViolation::DuplicateRequestId(
+                    id.to_string(),
+                )));
+            return;
+        }
+        self.reply(
+            id.as_str(),
+            Err(format!("the request does not decode: {why}")),
+        );
+        self.events
+            .push_back(Event::Protocol(ProtocolViolation::UndecodableRequest {
+                id: id.into_string(),
+                why,
+            }));
     }
 
     fn reply(&mut self, id: &str, answer: Answer) {
