@@ -160,3 +160,83 @@ impl PermissionResult {
         })
     }
 }
+
+/// The name of the tool that asks the user multiple-choice questions. The CLI offers it when
+/// the host answers permission prompts (`--permission-prompt-tool stdio`), and asks the host
+/// with `can_use_tool` each time the model calls it; the host answers by allowing the call
+/// with the user's answers added to its input ([`AskUserQuestionInput::answered`]).
+pub const ASK_USER_QUESTION: &str = "AskUserQuestion";
+
+wire_struct! {
+    /// The input of an `AskUserQuestion` call: one to four questions, and, in the host's
+    /// answer, the user's answers.
+    pub struct AskUserQuestionInput {
+        /// The questions.
+        "questions" questions: req Vec<Question>,
+        /// The answers, keyed by question text (set by the host).
+        "answers" answers: opt std::collections::BTreeMap<String, String>,
+        /// Notes per question, keyed by question text (set by the host).
+        "annotations" annotations: opt std::collections::BTreeMap<String, QuestionAnnotation>,
+        /// Where the question comes from.
+        "metadata" metadata: opt Value,
+    }
+}
+
+wire_struct! {
+    /// One question of an `AskUserQuestion` call.
+    pub struct Question {
+        /// The question.
+        "question" question: req String,
+        /// A short label for it.
+        "header" header: opt String,
+        /// The choices.
+        "options" options: opt Vec<QuestionOption>,
+        /// Whether several choices may be picked.
+        "multiSelect" multi_select: opt bool,
+    }
+}
+
+wire_struct! {
+    /// One choice of a question.
+    pub struct QuestionOption {
+        /// The choice, as the answer gives it.
+        "label" label: req String,
+        /// What it means.
+        "description" description: opt String,
+        /// Content to show for it.
+        "preview" preview: opt String,
+    }
+}
+
+wire_struct! {
+    /// The user's notes on a question's answer.
+    pub struct QuestionAnnotation {
+        /// Free text.
+        "notes" notes: opt String,
+        /// The preview of the chosen option.
+        "preview" preview: opt String,
+    }
+}
+
+impl AskUserQuestionInput {
+    /// The input of a `can_use_tool` request, when it asks about `AskUserQuestion`.
+    pub fn from_request(
+        request: &crate::CanUseToolRequest,
+    ) -> Option<Result<Self, serde_json::Error>> {
+        (request.tool_name == ASK_USER_QUESTION)
+            .then(|| serde_json::from_value(request.input.clone()))
+    }
+
+    /// The permission answer that gives the model these answers (question text → answer;
+    /// for several choices, their labels joined with `", "`): the call is allowed with its
+    /// input plus `answers`. Every field of the original input is kept.
+    pub fn answered<Q, A>(mut self, answers: impl IntoIterator<Item = (Q, A)>) -> PermissionResult
+    where
+        Q: Into<String>,
+        A: Into<String>,
+    {
+        let map = self.answers.get_or_insert_with(Default::default);
+        map.extend(answers.into_iter().map(|(q, a)| (q.into(), a.into())));
+        PermissionResult::allow(serde_json::to_value(&self).unwrap_or(Value::Null))
+    }
+}

@@ -71,6 +71,7 @@ pub struct Options {
     hooks: Vec<(HookEvent, Option<String>, HookHandler)>,
     handlers: HashMap<&'static str, RequestHandler>,
     mcp_servers: Vec<String>,
+    questions: Option<RequestHandler>,
 }
 
 impl std::fmt::Debug for Options {
@@ -124,6 +125,86 @@ impl Options {
         );
         self.launch.permission_prompt_tool = Some("stdio".into());
         self
+    }
+
+    /// Answers the model's `AskUserQuestion` calls: `handler` gets the questions and returns
+    /// the answers (question text → answer; several choices as their labels joined with
+    /// `", "`), which the model reads as the tool's result; an error denies the call with that
+    /// message. Permission prompts for other tools go to the [`Options::can_use_tool`]
+    /// handler, and are denied when there is none. Starts the CLI with
+    /// `--permission-prompt-tool stdio`, which is what makes the CLI offer the tool.
+    pub fn ask_user_question<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(byre_proto::AskUserQuestionInput) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<(String, String)>, String>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        self.questions = Some(Arc::new(move |request| {
+            let handler = handler.clone();
+            Box::pin(async move {
+                let CliRequest::CanUseTool(request) = request else {
+                    return Err("not a can_use_tool request".to_owned());
+                };
+                let input = match byre_proto::AskUserQuestionInput::from_request(&request) {
+                    Some(Ok(input)) => input,
+                    Some(Err(e)) => return Err(format!("the questions do not decode: {e}")),
+                    None => return Err("not an AskUserQuestion call".to_owned()),
+                };
+                let result = match handler(input.clone()).await {
+                    Ok(answers) => input.answered(answers),
+                    Err(message) => byre_proto::PermissionResult::deny(message),
+                };
+                serde_json::to_value(result).map_err(|e| e.to_string())
+            })
+        }));
+        self.launch.permission_prompt_tool = Some("stdio".into());
+        self
+    }
+
+    /// Answers `elicitation` requests (an MCP server asks the user to fill in a form or open
+    /// a URL). Without a handler they are declined.
+    pub fn elicitation<F, Fut>(self, handler: F) -> Self
+    where
+        F: Fn(byre_proto::ElicitationRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<byre_proto::ElicitationResponse, String>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        self.handler(
+            "elicitation",
+            Arc::new(move |request| {
+                let handler = handler.clone();
+                Box::pin(async move {
+                    let CliRequest::Elicitation(request) = request else {
+                        return Err("not an elicitation request".to_owned());
+                    };
+                    let answer = handler(request).await?;
+                    serde_json::to_value(answer).map_err(|e| e.to_string())
+                })
+            }),
+        )
+    }
+
+    /// Answers `request_user_dialog` requests (a dialog of a kind declared in
+    /// `initialize.supportedDialogKinds`). Without a handler they get an error.
+    pub fn user_dialog<F, Fut>(self, handler: F) -> Self
+    where
+        F: Fn(byre_proto::UserDialogRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<byre_proto::UserDialogResponse, String>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        self.handler(
+            "request_user_dialog",
+            Arc::new(move |request| {
+                let handler = handler.clone();
+                Box::pin(async move {
+                    let CliRequest::RequestUserDialog(request) = request else {
+                        return Err("not a request_user_dialog request".to_owned());
+                    };
+                    let answer = handler(request).await?;
+                    serde_json::to_value(answer).map_err(|e| e.to_string())
+                })
+            }),
+        )
     }
 
     /// Serves the in-process MCP server `name`: `handler` gets each `mcp_message` request and
@@ -201,6 +282,28 @@ fn new_session_id() -> String {
         &hex[16..20],
         &hex[20..32]
     )
+}
+
+/// Routes `AskUserQuestion` permission prompts to `questions`, others to `permissions` (denied
+/// when there is none).
+fn route_questions(
+    questions: RequestHandler,
+    permissions: Option<RequestHandler>,
+) -> RequestHandler {
+    Arc::new(move |request| match &request {
+        CliRequest::CanUseTool(r) if r.tool_name == byre_proto::ASK_USER_QUESTION => {
+            questions(request)
+        }
+        _ => match &permissions {
+            Some(permissions) => permissions(request),
+            None => Box::pin(async {
+                serde_json::to_value(byre_proto::PermissionResult::deny(
+                    "this host answers only AskUserQuestion",
+                ))
+                .map_err(|e| e.to_string())
+            }),
+        },
+    })
 }
 
 /// Routes `mcp_message` requests for `name` to `handler`, others to `rest`.
@@ -304,6 +407,12 @@ impl Claude {
             .map_err(|e| Error::Launch(e.to_string()))?;
         let mut process = CliProcess::spawn(&program, &options.launch, options.process.clone())
             .map_err(|e| Error::Launch(e.to_string()))?;
+        if let Some(questions) = options.questions.take() {
+            let permissions = options.handlers.remove("can_use_tool");
+            options
+                .handlers
+                .insert("can_use_tool", route_questions(questions, permissions));
+        }
         let mut config = SessionConfig::new(initialize);
         config.mcp_servers.extend(options.mcp_servers.drain(..));
         config.can_use_tool = options.handlers.contains_key("can_use_tool");

@@ -909,3 +909,27 @@ fn tool_progress_heartbeat_names_the_running_tool() {
     };
     assert_eq!(p.tool_call_id(), "toolu_03");
 }
+
+#[test]
+fn ask_user_question_answers_keep_the_rest_of_the_input() {
+    let request: byre_proto::CanUseToolRequest = serde_json::from_value(serde_json::json!({
+        "tool_name": "AskUserQuestion",
+        "input": {"questions": [{"question": "Which?", "header": "H", "multiSelect": false,
+            "options": [{"label": "A", "description": "a", "icon": "star"}]}],
+            "metadata": {"source": "x"}, "future_field": 1}
+    }))
+    .unwrap();
+    let input = byre_proto::AskUserQuestionInput::from_request(&request)
+        .expect("it is an AskUserQuestion call")
+        .unwrap();
+    let answer = serde_json::to_value(input.answered([("Which?", "A")])).unwrap();
+    assert_eq!(answer["behavior"], "allow");
+    let updated = &answer["updatedInput"];
+    assert_eq!(updated["answers"]["Which?"], "A");
+    assert_eq!(updated["future_field"], 1);
+    assert_eq!(updated["metadata"]["source"], "x");
+    assert_eq!(updated["questions"][0]["options"][0]["icon"], "star");
+    let other: byre_proto::CanUseToolRequest =
+        serde_json::from_value(serde_json::json!({"tool_name": "Bash", "input": {}})).unwrap();
+    assert!(byre_proto::AskUserQuestionInput::from_request(&other).is_none());
+}

@@ -2,6 +2,7 @@
 
 mod assembly;
 mod correlation;
+mod dialogs;
 mod driver;
 mod interleavings;
 mod session;

@@ -1,0 +1,134 @@
+//! Questions for the user, against the real CLI: the model's `AskUserQuestion` calls answered
+//! by a typed handler, beside a permission handler for other tools.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use byre_proto::{AskUserQuestionInput, CliMessage, PermissionResult};
+use byre_session::driver::{Claude, Options};
+use byre_session::session::Event;
+use byre_testkit::{claude_bin, ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
+use futures::StreamExt;
+use serde_json::json;
+
+const STEP: Duration = Duration::from_secs(30);
+
+fn options(model: &FakeModel, mode: &str) -> (Options, ClaudeEnv) {
+    let env = ClaudeEnv::new(&model.base_url()).unwrap();
+    let mut options = Options::new();
+    options.launch.program =
+        Some(claude_bin().unwrap_or_else(|e| panic!("cannot provision the CLI: {e}")));
+    options.launch.cwd = Some(env.cwd().to_path_buf());
+    for (name, value) in env.vars() {
+        options.launch.env.push((name.into(), value.into()));
+    }
+    options
+        .launch
+        .env_remove
+        .extend(env.removed().iter().cloned());
+    options.launch.permission_mode = Some(mode.into());
+    options.process.exit_grace = Duration::from_secs(10);
+    (options, env)
+}
+
+fn questions() -> serde_json::Value {
+    json!({"questions": [
+        {"question": "Which colour?", "header": "Colour", "multiSelect": false,
+         "options": [{"label": "Red", "description": "warm"}, {"label": "Blue", "description": "cool"}]},
+        {"question": "Which sizes?", "header": "Sizes", "multiSelect": true,
+         "options": [{"label": "S", "description": "small"}, {"label": "M", "description": "medium"},
+                     {"label": "L", "description": "large"}]}
+    ]})
+}
+
+async fn run_to_result(claude: &Claude, events: &mut byre_session::driver::Events, prompt: &str) {
+    claude.send(prompt).unwrap();
+    loop {
+        let event = tokio::time::timeout(STEP, events.next())
+            .await
+            .expect("an event in time")
+            .expect("events go on");
+        if let Event::Message(CliMessage::Result(result)) = event {
+            assert_eq!(result.is_error, Some(false), "{result:?}");
+            return;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_user_question_is_answered_and_other_tools_go_to_the_permission_handler() {
+    let script = Script::new()
+        .rule(
+            Rule::when(Match::tool_result_contains("have been answered")).reply(Reply::tool_use(
+                "Bash",
+                json!({"command": "touch asked.txt", "description": "Create asked.txt"}),
+            )),
+        )
+        .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("Done.")))
+        .rule(Rule::any().reply(Reply::tool_use("AskUserQuestion", questions())));
+    let model = FakeModel::start(script).await.unwrap();
+    let (options, _env) = options(&model, "default");
+    let asked: Arc<Mutex<Vec<AskUserQuestionInput>>> = Arc::default();
+    let seen = asked.clone();
+    let permissions: Arc<Mutex<Vec<String>>> = Arc::default();
+    let tools = permissions.clone();
+    let options = options
+        .ask_user_question(move |input| {
+            seen.lock().unwrap().push(input);
+            async {
+                Ok(vec![
+                    ("Which colour?".to_owned(), "Blue".to_owned()),
+                    ("Which sizes?".to_owned(), "S, L".to_owned()),
+                ])
+            }
+        })
+        .can_use_tool(move |request| {
+            tools.lock().unwrap().push(request.tool_name.clone());
+            async move { Ok(PermissionResult::allow(request.input)) }
+        });
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    run_to_result(&claude, &mut events, "ask me").await;
+    claude.close().await.unwrap();
+
+    let asked = asked.lock().unwrap();
+    assert_eq!(asked.len(), 1);
+    let question = &asked[0].questions[1];
+    assert_eq!(question.question, "Which sizes?");
+    assert_eq!(question.multi_select, Some(true));
+    assert_eq!(question.options.as_ref().map(Vec::len), Some(3));
+    assert_eq!(*permissions.lock().unwrap(), vec!["Bash".to_owned()]);
+    let requests = model.message_requests();
+    let results: Vec<String> = requests.iter().flat_map(|r| r.tool_results()).collect();
+    assert!(
+        results
+            .iter()
+            .any(|r| r.contains("\"Which colour?\"=\"Blue\"")
+                && r.contains("\"Which sizes?\"=\"S, L\"")),
+        "the model reads the answers: {results:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_question_reaches_the_model_as_a_denial() {
+    let script = Script::new()
+        .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("Understood.")))
+        .rule(Rule::any().reply(Reply::tool_use("AskUserQuestion", questions())));
+    let model = FakeModel::start(script).await.unwrap();
+    let (options, _env) = options(&model, "bypassPermissions");
+    let options =
+        options.ask_user_question(|_| async { Err("the user closed the dialog".to_owned()) });
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    run_to_result(&claude, &mut events, "ask me").await;
+    claude.close().await.unwrap();
+    let results: Vec<String> = model
+        .message_requests()
+        .iter()
+        .flat_map(|r| r.tool_results())
+        .collect();
+    assert!(
+        results
+            .iter()
+            .any(|r| r.contains("the user closed the dialog")),
+        "{results:?}"
+    );
+}
