@@ -346,6 +346,50 @@ pub enum Error {
     Closed(String),
 }
 
+/// Whose fault an [`Error`] is: what a caller can do about it differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Fault {
+    /// The CLI could not be started: the program, its arguments or the machine (not found,
+    /// not executable, refused its options, not logged in). Fix the setup.
+    Launch,
+    /// The CLI broke the protocol: an answer that does not decode as its type.
+    Protocol,
+    /// The CLI refused the request (an error answer, with its `error_code` when it gave one).
+    Refused,
+    /// No answer in time, or the host withdrew the request.
+    Timeout,
+    /// The CLI exited, or the session was closed: the session is over.
+    Exited,
+}
+
+impl Error {
+    /// Whose fault this error is.
+    pub fn fault(&self) -> Fault {
+        match self {
+            Error::Launch(_) => Fault::Launch,
+            Error::BadAnswer { .. } => Fault::Protocol,
+            Error::Request { failure, .. } => match failure {
+                RequestFailure::Refused { .. } => Fault::Refused,
+                RequestFailure::TimedOut(_) | RequestFailure::Cancelled => Fault::Timeout,
+                RequestFailure::Exited(_) => Fault::Exited,
+            },
+            Error::Closed(_) => Fault::Exited,
+        }
+    }
+
+    /// The CLI's `error_code` when it refused the request.
+    pub fn error_code(&self) -> Option<&byre_proto::ErrorCode> {
+        match self {
+            Error::Request {
+                failure: RequestFailure::Refused { code, .. },
+                ..
+            } => code.as_ref(),
+            _ => None,
+        }
+    }
+}
+
 enum Command {
     Send(UserMessage),
     Request(

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use byre_proto::{CliMessage, HookEvent, HookOutput, ResultSubtype, TerminalReason};
-use byre_session::driver::{query, Claude, Error, Options};
+use byre_session::driver::{query, Claude, Error, Fault, Options};
 use byre_session::session::{Event, RequestFailure};
 use byre_testkit::{claude_bin, ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
 use futures::StreamExt;
@@ -215,11 +215,68 @@ async fn pending_requests_fail_when_the_cli_exits() {
         .unwrap();
     let (options, _env) = options(&model);
     let (claude, _events) = Claude::start(options).await.unwrap();
-    let exit = claude.close().await.unwrap();
-    assert!(exit.status.success());
+
+    // A refusal carries the CLI's message and is the CLI's answer, not a broken session.
+    let bad_mode = byre_proto::SetPermissionModeRequest {
+        mode: byre_proto::PermissionMode::new("byre-no-such-mode"),
+        extra: Default::default(),
+    };
+    let err = claude.request(bad_mode).await.unwrap_err();
+    assert_eq!(err.fault(), Fault::Refused, "{err}");
+    assert!(matches!(
+        &err,
+        Error::Request {
+            failure: RequestFailure::Refused { .. },
+            ..
+        }
+    ));
+
+    // Stop the CLI so a request stays unanswered, then kill it: the request fails at once
+    // with the exit.
+    let pid = claude
+        .initialize_response()
+        .and_then(|init| init.pid)
+        .expect("the CLI says its pid");
+    signal(pid, "STOP");
+    let pending = tokio::spawn({
+        let claude = claude.clone();
+        async move {
+            claude
+                .request(byre_proto::GetContextUsageRequest::default())
+                .await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!pending.is_finished(), "a stopped CLI does not answer");
+    signal(pid, "KILL");
+    let err = tokio::time::timeout(STEP, pending)
+        .await
+        .expect("the request fails when the CLI exits")
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(err.fault(), Fault::Exited, "{err}");
+    assert!(
+        matches!(
+            &err,
+            Error::Request {
+                failure: RequestFailure::Exited(_),
+                ..
+            }
+        ),
+        "{err}"
+    );
     let err = claude.interrupt().await.unwrap_err();
-    assert!(matches!(err, Error::Closed(_)), "{err}");
-    let _ = RequestFailure::Cancelled;
+    assert_eq!(err.fault(), Fault::Exited, "{err}");
+}
+
+/// Sends a signal to the CLI this test started.
+fn signal(pid: u64, name: &str) {
+    let status = std::process::Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{name} {pid}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
