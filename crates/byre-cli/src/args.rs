@@ -139,3 +139,84 @@ impl SessionArgs {
         Ok(options)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> SessionArgs {
+        let argv = ["byre", "chat"].iter().chain(args);
+        match Cli::try_parse_from(argv).expect("valid arguments").command {
+            Command::Chat { session } => session,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn flags_become_launch_options() {
+        let dir = std::env::temp_dir();
+        let dir_text = dir.to_str().unwrap();
+        let args = parse(&[
+            "--model",
+            "haiku",
+            "--permission-mode",
+            "plan",
+            "--cwd",
+            dir_text,
+            "--max-line-bytes",
+            "4096",
+            "--transcript",
+            "/tmp/t.jsonl",
+            "--session-id",
+            "11111111-2222-4333-8444-555555555555",
+        ]);
+        let options = args.options(PathBuf::from("/bin/claude")).unwrap();
+        assert_eq!(options.launch.program, Some(PathBuf::from("/bin/claude")));
+        assert_eq!(options.launch.model.as_deref(), Some("haiku"));
+        assert_eq!(options.launch.permission_mode.as_deref(), Some("plan"));
+        assert_eq!(options.launch.cwd, Some(dir.clone()));
+        assert_eq!(options.max_line, Some(4096));
+        assert_eq!(options.transcript, Some(PathBuf::from("/tmp/t.jsonl")));
+        assert_eq!(
+            options.launch.session_id.as_deref(),
+            Some("11111111-2222-4333-8444-555555555555")
+        );
+        assert_eq!(options.launch.resume, None);
+    }
+
+    #[test]
+    fn resume_and_fork_at_fork_the_session() {
+        let args = parse(&["--resume", "abc", "--fork-at", "uuid-1"]);
+        let options = args.options(PathBuf::from("claude")).unwrap();
+        assert_eq!(options.launch.resume.as_deref(), Some("abc"));
+        assert_eq!(options.launch.resume_session_at.as_deref(), Some("uuid-1"));
+        assert!(options.launch.fork_session);
+        let new_id = options.launch.session_id.expect("a new session id");
+        assert_ne!(new_id, "abc");
+
+        let args = parse(&["--resume", "abc"]);
+        let options = args.options(PathBuf::from("claude")).unwrap();
+        assert_eq!(options.launch.resume.as_deref(), Some("abc"));
+        assert!(!options.launch.fork_session);
+        assert_eq!(options.launch.session_id, None);
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        let args = parse(&["--max-line-bytes", "0"]);
+        assert!(matches!(
+            args.options(PathBuf::from("claude")),
+            Err(CliError::ZeroLineLimit)
+        ));
+        let args = parse(&["--cwd", "/nonexistent/dir"]);
+        assert!(matches!(
+            args.options(PathBuf::from("claude")),
+            Err(CliError::NoSuchDir(_))
+        ));
+        let argv = ["byre", "run", "--fork-at", "x", "hi"];
+        assert!(
+            Cli::try_parse_from(argv).is_err(),
+            "--fork-at needs --resume"
+        );
+    }
+}

@@ -345,7 +345,8 @@ impl Renderer {
                 }
                 if let Some(usage) = &p.usage {
                     if let Some(n) = usage.tool_uses {
-                        line.push_str(&format!(", {n} tool uses"));
+                        let s = if n == 1 { "" } else { "s" };
+                        line.push_str(&format!(", {n} tool use{s}"));
                     }
                     if let Some(ms) = usage.duration_ms.as_ref().and_then(|n| n.as_f64()) {
                         line.push_str(&format!(", {}", elapsed(Duration::from_millis(ms as u64))));

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use byre_proto::CliMessage;
 use byre_testkit::{Block, Match, Reply, Rule, Script};
+use nix::sys::signal::Signal;
+use nix::unistd::Pid;
 use serde_json::{json, Value};
 
 use crate::support::{output, Offline, RUN_TIMEOUT};
@@ -236,7 +238,7 @@ async fn ctrl_c_interrupts_the_turn() {
         .wait_for_requests(1, RUN_TIMEOUT)
         .await
         .expect("the CLI asks the model");
-    signal(pid, "INT");
+    signal(pid, Signal::SIGINT);
     let out = tokio::time::timeout(RUN_TIMEOUT, child.wait_with_output())
         .await
         .unwrap()
@@ -270,10 +272,10 @@ async fn a_second_ctrl_c_quits_and_stops_the_cli() {
     // Stop the CLI so that the first interrupt cannot end the turn before the second Ctrl-C.
     let cli = children(pid);
     assert_eq!(cli.len(), 1, "byre runs one CLI: {cli:?}");
-    signal(cli[0], "STOP");
-    signal(pid, "INT");
+    signal(cli[0], Signal::SIGSTOP);
+    signal(pid, Signal::SIGINT);
     tokio::time::sleep(Duration::from_millis(500)).await;
-    signal(pid, "INT");
+    signal(pid, Signal::SIGINT);
     let out = tokio::time::timeout(RUN_TIMEOUT, child.wait_with_output())
         .await
         .unwrap()
@@ -289,14 +291,10 @@ async fn a_second_ctrl_c_quits_and_stops_the_cli() {
     }
 }
 
-/// Sends a signal with `kill`.
-fn signal(pid: u32, name: &str) {
-    let status = std::process::Command::new("kill")
-        .arg(format!("-{name}"))
-        .arg(pid.to_string())
-        .status()
-        .expect("kill runs");
-    assert!(status.success(), "kill -{name} {pid}");
+/// Sends a signal to one process.
+fn signal(pid: u32, signal: Signal) {
+    let target = Pid::from_raw(i32::try_from(pid).expect("a pid"));
+    nix::sys::signal::kill(target, signal).unwrap_or_else(|e| panic!("kill {signal} {pid}: {e}"));
 }
 
 /// The child processes of `pid`.
