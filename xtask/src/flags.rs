@@ -6,6 +6,7 @@ pub(crate) const USAGE: &str = "\
 usage: cargo xtask <task>
 
 tasks:
+  demo                                   run `byre run` offline against a scripted fake model
   test                                   fmt --check, clippy -D warnings, every test, strict replay
   replay [--strict] [--explain] PATH...  decode and re-encode transcripts (files or folders)
   cli                                    install the pinned Claude Code CLI if missing; print its path
@@ -14,6 +15,7 @@ tasks:
 
 /// A parsed command line.
 pub(crate) enum Task {
+    Demo,
     Test,
     Replay(Replay),
     Cli,
@@ -46,6 +48,10 @@ impl Task {
             return Ok(Task::Help);
         };
         match task.as_str() {
+            "demo" => {
+                no_args(rest)?;
+                Ok(Task::Demo)
+            }
             "test" => {
                 no_args(rest)?;
                 Ok(Task::Test)

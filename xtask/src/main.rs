@@ -1,8 +1,10 @@
-//! byre's project tasks, run as `cargo xtask <task>`: `test` (everything CI runs),
-//! `replay` (decode and re-encode recorded transcripts), `cli` (provision the pinned CLI) and
-//! `fake-model` (serve a scripted fake Messages API).
+//! byre's project tasks, run as `cargo xtask <task>`: `demo` (`byre run` offline against a
+//! scripted fake model), `test` (everything CI runs), `replay` (decode and re-encode recorded
+//! transcripts), `cli` (provision the pinned CLI), `fake-model` (serve a scripted fake
+//! Messages API) and `record` (re-record the e2e scenarios).
 
 mod cli;
+mod demo;
 mod flags;
 mod record;
 mod replay;
@@ -16,6 +18,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match flags::Task::parse(&args) {
         Ok(flags::Task::Replay(flags)) => replay::run(&flags),
+        Ok(flags::Task::Demo) => demo::run(),
         Ok(flags::Task::Test) => test::run(),
         Ok(flags::Task::Cli) => cli::run(),
         Ok(flags::Task::FakeModel(flags)) => fake_model(&flags),

@@ -1,3 +1,82 @@
-//! The `byre` command-line tool (not built yet): `byre run` and `byre chat` against the
-//! Claude Code CLI with live streaming, interrupts, resume and fork, and `byre replay` to
-//! read transcripts.
+//! The `byre` command-line tool: `byre run` and `byre chat` drive the Claude Code CLI with the
+//! answer streamed live, tool calls, subagents and hooks shown with their elapsed time, Ctrl-C
+//! as interrupt, resume and fork, and transcripts; `byre replay` reads a transcript back as a
+//! conversation.
+//!
+//! The binary is a thin `main` around [`main_with`]. A program can run the same command line
+//! in-process and add its own hooks or in-process MCP servers to every session it starts with
+//! a [`Setup`]; `cargo xtask demo` does that to serve a small MCP tool and a hook.
+//!
+//! ```no_run
+//! # async fn demo() -> std::process::ExitCode {
+//! let setup = byre_cli::Setup::new(|options| options);
+//! byre_cli::main_with(["run", "Say hello"].map(Into::into), setup).await
+//! # }
+//! ```
+
+use std::ffi::OsString;
+use std::fmt;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use byre_session::driver::Options;
+use clap::Parser;
+
+mod args;
+mod chat;
+mod errors;
+mod render;
+mod replay;
+mod run;
+
+/// Changes a program makes to the options of every session byre starts (the first one, and
+/// each fork in `chat`): hooks, in-process MCP servers, environment. Applied after the
+/// command-line flags.
+#[derive(Clone, Default)]
+pub struct Setup(Option<Arc<dyn Fn(Options) -> Options + Send + Sync>>);
+
+impl Setup {
+    /// A setup that applies `change` to every session's options.
+    pub fn new(change: impl Fn(Options) -> Options + Send + Sync + 'static) -> Setup {
+        Setup(Some(Arc::new(change)))
+    }
+
+    pub(crate) fn apply(&self, options: Options) -> Options {
+        match &self.0 {
+            Some(change) => change(options),
+            None => options,
+        }
+    }
+}
+
+impl fmt::Debug for Setup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Setup").field(&self.0.is_some()).finish()
+    }
+}
+
+/// Runs the `byre` command line `args` (without the program name) and returns its exit
+/// status: 0 on success, 1 on an error (an error result, or a failure explained on stderr),
+/// 2 on bad usage, 130 after a second Ctrl-C. Call it inside a tokio runtime.
+pub async fn main_with(args: impl IntoIterator<Item = OsString>, setup: Setup) -> ExitCode {
+    let argv = std::iter::once(OsString::from("byre")).chain(args);
+    let cli = match args::Cli::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
+        }
+    };
+    let outcome = match cli.command {
+        args::Command::Run { prompt, session } => run::run(prompt, session, &setup).await,
+        args::Command::Chat { session } => chat::chat(session, &setup).await,
+        args::Command::Replay { file } => replay::replay(&file),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("byre: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

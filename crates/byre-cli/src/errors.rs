@@ -1,0 +1,156 @@
+//! What can go wrong, each with a message that says what to do: the CLI not found, refused as
+//! root, not logged in, an unknown session to resume, bad arguments or input.
+
+use std::path::PathBuf;
+
+use byre_session::driver::Error as SessionError;
+use byre_transport::LaunchError;
+
+/// The command that installs the Claude Code CLI.
+pub(crate) const INSTALL: &str = "npm install -g @anthropic-ai/claude-code";
+
+/// Why a command failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CliError {
+    /// No `claude` binary was found.
+    #[error(
+        "the claude CLI was not found (looked in: {}).\n  Install it with `{INSTALL}`, \
+         or give its path with --claude PATH or BYRE_CLAUDE_BIN.",
+        looked.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+    )]
+    NotFound {
+        /// Every place searched.
+        looked: Vec<PathBuf>,
+    },
+    /// The binary given cannot be run.
+    #[error("{0}")]
+    NotRunnable(LaunchError),
+    /// The CLI refuses `bypassPermissions` when run as root.
+    #[error(
+        "the CLI refuses the bypassPermissions mode (byre's default) when run as root.\n  \
+         Inside a sandbox or container, set IS_SANDBOX=1 in the environment; otherwise choose \
+         another mode, e.g. --permission-mode default or --permission-mode acceptEdits."
+    )]
+    RootBypass,
+    /// The CLI has no credentials.
+    #[error(
+        "the CLI is not logged in.\n  Set ANTHROPIC_API_KEY in the environment, or run \
+         `claude` once and log in with /login."
+    )]
+    NotLoggedIn,
+    /// `--resume` named a session the CLI does not have.
+    #[error(
+        "no session {id} to resume: the CLI found no conversation with that id.\n  Sessions \
+         are kept per user (in ~/.claude); check the id, and that HOME is the same as when it \
+         ran."
+    )]
+    UnknownSession {
+        /// The id given.
+        id: String,
+    },
+    /// The CLI could not be started or stopped at start-up for another reason.
+    #[error("the CLI could not start: {0}")]
+    Launch(String),
+    /// The session failed after it started.
+    #[error("{0}")]
+    Session(SessionError),
+    /// `--cwd` is not a directory.
+    #[error("--cwd {}: no such directory", .0.display())]
+    NoSuchDir(PathBuf),
+    /// The current directory cannot be read.
+    #[error("cannot read the current directory: {0}")]
+    CurrentDir(std::io::Error),
+    /// `--max-line-bytes 0`.
+    #[error("--max-line-bytes must be at least 1")]
+    ZeroLineLimit,
+    /// The prompt could not be read from stdin.
+    #[error("cannot read the prompt from stdin: {0}")]
+    Stdin(std::io::Error),
+    /// The prompt is empty.
+    #[error("the prompt is empty")]
+    EmptyPrompt,
+    /// The line editor failed.
+    #[error("the line editor failed: {0}")]
+    Editor(String),
+    /// A transcript could not be read.
+    #[error("{}: {message}", path.display())]
+    Replay {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with the line number when it is about one line.
+        message: String,
+    },
+}
+
+impl CliError {
+    /// The error for a `claude` binary that could not be found or run.
+    pub(crate) fn from_find(error: LaunchError) -> CliError {
+        match error {
+            LaunchError::NotFound { looked } => CliError::NotFound { looked },
+            other => CliError::NotRunnable(other),
+        }
+    }
+
+    /// The error for a session that did not start, recognised from what the CLI said.
+    pub(crate) fn from_start(error: SessionError, resume: Option<&str>) -> CliError {
+        match error {
+            SessionError::Launch(text) => classify_launch(text, resume),
+            other => CliError::Session(other),
+        }
+    }
+}
+
+/// Recognises the CLI's own start-up messages (its stderr, kept in the launch error).
+fn classify_launch(text: String, resume: Option<&str>) -> CliError {
+    if text.contains("cannot be used with root/sudo privileges") {
+        return CliError::RootBypass;
+    }
+    if text.contains("No conversation found with session ID") {
+        return CliError::UnknownSession {
+            id: resume.unwrap_or("?").to_owned(),
+        };
+    }
+    if is_login_message(&text) {
+        return CliError::NotLoggedIn;
+    }
+    CliError::Launch(text)
+}
+
+/// Whether a text is the CLI's "not logged in" message.
+pub(crate) fn is_login_message(text: &str) -> bool {
+    text.contains("Not logged in") || text.contains("Please run /login")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_up_messages_are_recognised() {
+        let root = classify_launch(
+            "the CLI exited (exit status: 1) before its first line; stderr: \
+             --dangerously-skip-permissions cannot be used with root/sudo privileges for \
+             security reasons"
+                .into(),
+            None,
+        );
+        assert!(matches!(root, CliError::RootBypass));
+        let unknown = classify_launch(
+            "exit 1; stderr: No conversation found with session ID: 1234".into(),
+            Some("1234"),
+        );
+        assert!(matches!(unknown, CliError::UnknownSession { id } if id == "1234"));
+        let other = classify_launch("exit 3; stderr: boom".into(), None);
+        assert!(matches!(other, CliError::Launch(text) if text.contains("boom")));
+    }
+
+    #[test]
+    fn the_not_found_message_names_the_install_command() {
+        let error = CliError::from_find(LaunchError::NotFound {
+            looked: vec![PathBuf::from("/nowhere/claude")],
+        });
+        let text = error.to_string();
+        assert!(text.contains(INSTALL), "{text}");
+        assert!(text.contains("/nowhere/claude"), "{text}");
+    }
+}

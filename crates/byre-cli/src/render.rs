@@ -1,0 +1,694 @@
+//! Showing a session as it runs.
+//!
+//! In `text` output the answer is written to stdout as it streams; tool calls (with their
+//! elapsed time), subagents, hooks, retries and interrupts go to stderr, with a spinner line
+//! only when stderr is a terminal; each turn ends with a closing line (turns, duration, cost,
+//! session). In `json` output every message from the CLI is one JSON line on stdout; in
+//! `stats` output the messages are only counted, and [`Renderer::finish`] prints the counts.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+use byre_proto::{
+    AssistantError, CliMessage, CliRequest, ContentBlock, Delta, MessageContent, ResultMessage,
+    SystemMessage, ToolResultBlock,
+};
+use byre_session::assembly::{AssemblyEvent, BlockKind};
+use byre_session::session::Event;
+use byre_session::turns::{TurnEvent, TurnOrigin};
+use serde_json::Value;
+
+use crate::args::Output;
+
+/// How often the spinner is redrawn.
+pub(crate) const TICK: Duration = Duration::from_millis(100);
+
+/// The spinner's frames.
+const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/// The longest tool summary or result preview shown, in characters.
+const PREVIEW: usize = 72;
+
+/// A `result` the renderer saw.
+#[derive(Debug)]
+pub(crate) struct TurnResult {
+    /// The `result` line.
+    pub(crate) result: Box<ResultMessage>,
+    /// Whether the turn was started by the CLI itself (a background task's notification);
+    /// such a result does not end the host's turn.
+    pub(crate) background: bool,
+    /// Whether the CLI said it is not logged in during the turn.
+    pub(crate) not_logged_in: bool,
+}
+
+impl TurnResult {
+    /// Whether the turn ended in error.
+    pub(crate) fn is_error(&self) -> bool {
+        self.result.is_error == Some(true) || self.result.subtype.as_str() != "success"
+    }
+}
+
+/// A tool call in flight.
+#[derive(Debug)]
+struct Tool {
+    label: String,
+    depth: usize,
+    started: Instant,
+}
+
+/// A background task in flight.
+#[derive(Debug)]
+struct Task {
+    description: String,
+    started: Instant,
+}
+
+/// Shows the events of a session.
+#[derive(Debug)]
+pub(crate) struct Renderer {
+    mode: Output,
+    /// stderr is a terminal: draw a spinner.
+    spinner: bool,
+    stdout_tty: bool,
+    /// stdout is at the start of a line.
+    at_line_start: bool,
+    spinner_drawn: bool,
+    frame: usize,
+    /// What the session is doing, and since when (for the spinner).
+    status: Option<(String, Instant)>,
+    counts: BTreeMap<String, u64>,
+    messages: u64,
+    /// Top-level API messages (not a subagent's), by id.
+    top_level: HashSet<String>,
+    /// Open text blocks of top-level messages.
+    text_blocks: HashSet<(String, u64)>,
+    /// Messages whose text was streamed (their `assistant` lines are not printed again).
+    streamed: HashSet<String>,
+    tools: HashMap<String, Tool>,
+    tasks: HashMap<String, Task>,
+    /// The uuid of the last top-level `assistant` line: where `/fork` forks.
+    last_answer: Option<String>,
+    not_logged_in: bool,
+    /// The origin of the turn whose `result` comes next.
+    ending: Option<TurnOrigin>,
+}
+
+impl Renderer {
+    /// A renderer for `mode`, looking at whether stdout and stderr are terminals.
+    pub(crate) fn new(mode: Output) -> Self {
+        Renderer {
+            mode,
+            spinner: mode == Output::Text && std::io::stderr().is_terminal(),
+            stdout_tty: std::io::stdout().is_terminal(),
+            at_line_start: true,
+            spinner_drawn: false,
+            frame: 0,
+            status: None,
+            counts: BTreeMap::new(),
+            messages: 0,
+            top_level: HashSet::new(),
+            text_blocks: HashSet::new(),
+            streamed: HashSet::new(),
+            tools: HashMap::new(),
+            tasks: HashMap::new(),
+            last_answer: None,
+            not_logged_in: false,
+            ending: None,
+        }
+    }
+
+    /// Whether [`Renderer::tick`] should be called every [`TICK`].
+    pub(crate) fn wants_ticks(&self) -> bool {
+        self.spinner
+    }
+
+    /// The uuid of the last answer (top-level `assistant` line) seen.
+    pub(crate) fn last_answer(&self) -> Option<&str> {
+        self.last_answer.as_deref()
+    }
+
+    /// Forgets the last answer (after a fork, whose lines have new uuids).
+    pub(crate) fn forget_answer(&mut self) {
+        self.last_answer = None;
+    }
+
+    /// A prompt was sent: the model is being asked.
+    pub(crate) fn prompt_sent(&mut self) {
+        self.not_logged_in = false;
+        self.set_status("waiting for the model");
+    }
+
+    /// Takes one event; returns the turn's result when a `result` line arrives.
+    pub(crate) fn event(&mut self, event: &Event) -> Option<TurnResult> {
+        match event {
+            Event::Message(message) => return self.message(message),
+            Event::Turn(TurnEvent::TurnEnded { origin, .. }) => self.ending = Some(origin.clone()),
+            Event::Assembly(assembly) if self.mode == Output::Text => self.assembly(assembly),
+            Event::Request {
+                request: CliRequest::HookCallback(hook),
+                ..
+            } if self.mode == Output::Text => {
+                let event = hook.input.event().unwrap_or("hook");
+                let line = match hook.input.tool_name() {
+                    Some(tool) => format!("↪ hook {event} ({tool})"),
+                    None => format!("↪ hook {event}"),
+                };
+                self.note(&line);
+            }
+            _ => {}
+        }
+        None
+    }
+
+    /// Writes a line on stderr (in text output), keeping stdout's text and the spinner tidy.
+    pub(crate) fn note(&mut self, line: &str) {
+        if self.mode != Output::Text {
+            return;
+        }
+        self.clear_spinner();
+        self.end_line();
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{line}");
+        let _ = err.flush();
+    }
+
+    /// Redraws the spinner (when stderr is a terminal).
+    pub(crate) fn tick(&mut self) {
+        if !self.spinner || (self.stdout_tty && !self.at_line_start) {
+            return;
+        }
+        let (label, since) = match self.tools.values().max_by_key(|t| t.started) {
+            Some(tool) if self.tools.len() == 1 => (tool.label.clone(), tool.started),
+            Some(tool) => (format!("{} tools running", self.tools.len()), tool.started),
+            None => match &self.status {
+                Some((label, since)) => (label.clone(), *since),
+                None => return,
+            },
+        };
+        self.frame = (self.frame + 1) % FRAMES.len();
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "\r\x1b[2K{} {label} · {}",
+            FRAMES[self.frame],
+            elapsed(since.elapsed())
+        );
+        let _ = err.flush();
+        self.spinner_drawn = true;
+    }
+
+    /// Ends the output: clears the spinner, ends the text line, and in `stats` output prints
+    /// the counts.
+    pub(crate) fn finish(&mut self) {
+        self.clear_spinner();
+        self.end_line();
+        self.status = None;
+        if self.mode == Output::Stats {
+            let mut out = std::io::stdout().lock();
+            for (kind, count) in &self.counts {
+                let _ = writeln!(out, "{kind}={count}");
+            }
+            let _ = writeln!(out, "messages={}", self.messages);
+            let _ = out.flush();
+        }
+    }
+
+    fn message(&mut self, message: &CliMessage) -> Option<TurnResult> {
+        self.messages += 1;
+        let kind = message.tag().unwrap_or("unknown").to_owned();
+        *self.counts.entry(kind).or_default() += 1;
+        if let CliMessage::Assistant(a) = message {
+            if a.parent_tool_use_id.is_none() {
+                if a.uuid.is_some() {
+                    self.last_answer = a.uuid.clone();
+                }
+                if a.error.as_ref() == Some(&AssistantError::AUTHENTICATION_FAILED) {
+                    self.not_logged_in = true;
+                }
+            }
+        }
+        match self.mode {
+            Output::Json => {
+                let mut line = message.to_vec();
+                line.push(b'\n');
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(&line);
+                let _ = out.flush();
+            }
+            Output::Stats => {}
+            Output::Text => self.show(message),
+        }
+        let CliMessage::Result(result) = message else {
+            return None;
+        };
+        let origin = self.ending.take();
+        let not_logged_in = self.not_logged_in
+            || (result.is_error == Some(true)
+                && result
+                    .result
+                    .as_deref()
+                    .is_some_and(crate::errors::is_login_message));
+        Some(TurnResult {
+            result: result.clone(),
+            background: matches!(origin, Some(TurnOrigin::TaskNotification { .. })),
+            not_logged_in,
+        })
+    }
+
+    /// Text output of one message.
+    fn show(&mut self, message: &CliMessage) {
+        match message {
+            CliMessage::Assistant(a) => {
+                let depth = self.depth(a.parent_tool_use_id.as_deref());
+                let id = a.message.id.clone().unwrap_or_default();
+                for block in &a.message.content {
+                    match block {
+                        ContentBlock::Text(t) if depth == 0 && !self.streamed.contains(&id) => {
+                            self.write_text(&t.text);
+                            self.end_line();
+                        }
+                        ContentBlock::ToolUse(call) => {
+                            let label = tool_label(&call.name, &call.input);
+                            self.note(&format!("{}▸ {label}", indent(depth)));
+                            self.tools.insert(
+                                call.id.clone(),
+                                Tool {
+                                    label,
+                                    depth,
+                                    started: Instant::now(),
+                                },
+                            );
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            CliMessage::User(u) => {
+                let MessageContent::Blocks(blocks) = &u.message.content else {
+                    return;
+                };
+                for block in blocks {
+                    match block {
+                        ContentBlock::ToolResult(result) => self.tool_done(result),
+                        ContentBlock::Text(t)
+                            if u.parent_tool_use_id.is_none()
+                                && t.text.starts_with("[Request interrupted") =>
+                        {
+                            self.note("⏹ interrupted");
+                        }
+                        _ => {}
+                    }
+                }
+                if self.tools.is_empty() {
+                    self.set_status("waiting for the model");
+                }
+            }
+            CliMessage::System(system) => self.system(system),
+            CliMessage::ToolProgress(p) if !self.spinner => {
+                let tool = p.tool_name.as_deref().unwrap_or("tool");
+                let secs = p.elapsed_time_seconds.as_ref().and_then(|n| n.as_f64());
+                let secs = secs.map(|s| format!(" ({})", elapsed(Duration::from_secs_f64(s))));
+                self.note(&format!(
+                    "  … {tool} still running{}",
+                    secs.unwrap_or_default()
+                ));
+            }
+            CliMessage::Result(result) => {
+                self.tools.clear();
+                self.status = None;
+                let line = closing_line(result);
+                self.note(&line);
+            }
+            _ => {}
+        }
+    }
+
+    fn system(&mut self, system: &SystemMessage) {
+        match system {
+            SystemMessage::TaskStarted(t) if t.is_backgrounded == Some(true) => {
+                let description = t.description.clone().unwrap_or_else(|| t.task_id.clone());
+                self.note(&format!("▸ background task: {description}"));
+                self.tasks.insert(
+                    t.task_id.clone(),
+                    Task {
+                        description,
+                        started: Instant::now(),
+                    },
+                );
+            }
+            SystemMessage::TaskProgress(p) => {
+                let what = p.description.as_deref().unwrap_or("subagent");
+                let mut line = format!("  … {what}");
+                if let Some(tool) = &p.last_tool_name {
+                    line.push_str(&format!(": {tool}"));
+                }
+                if let Some(usage) = &p.usage {
+                    if let Some(n) = usage.tool_uses {
+                        let s = if n == 1 { "" } else { "s" };
+                        line.push_str(&format!(", {n} tool use{s}"));
+                    }
+                    if let Some(ms) = usage.duration_ms.as_ref().and_then(|n| n.as_f64()) {
+                        line.push_str(&format!(", {}", elapsed(Duration::from_millis(ms as u64))));
+                    }
+                }
+                self.note(&line);
+            }
+            SystemMessage::TaskNotification(n) => {
+                if let Some(task) = self.tasks.remove(&n.task_id) {
+                    let status = n.status.as_ref().map(|s| s.as_str()).unwrap_or("ended");
+                    let mark = if status == "completed" { "✓" } else { "✗" };
+                    self.note(&format!(
+                        "{mark} background task {status}: {} · {}",
+                        task.description,
+                        elapsed(task.started.elapsed())
+                    ));
+                }
+            }
+            SystemMessage::ApiRetry(r) => {
+                let status = r
+                    .error_status
+                    .as_ref()
+                    .map(|s| format!(" after HTTP {s}"))
+                    .unwrap_or_default();
+                let attempt = r
+                    .attempt
+                    .map(|a| format!(" (attempt {a})"))
+                    .unwrap_or_default();
+                self.note(&format!("↻ retrying the API{status}{attempt}"));
+            }
+            SystemMessage::PermissionDenied(p) => {
+                let tool = p.tool_name.as_deref().unwrap_or("tool");
+                let why = p.message.as_deref().unwrap_or("denied");
+                self.note(&format!(
+                    "✗ permission denied for {tool}: {}",
+                    one_line(why)
+                ));
+            }
+            SystemMessage::Notification(n) => {
+                if let Some(text) = &n.text {
+                    self.note(&format!("• {}", one_line(text)));
+                }
+            }
+            SystemMessage::Status(_) if self.tools.is_empty() => {
+                self.set_status("waiting for the model");
+            }
+            _ => {}
+        }
+    }
+
+    fn assembly(&mut self, event: &AssemblyEvent) {
+        match event {
+            AssemblyEvent::MessageStarted {
+                id,
+                parent_tool_use_id: None,
+                ..
+            } => {
+                self.top_level.insert(id.clone());
+            }
+            AssemblyEvent::BlockStarted {
+                message_id,
+                index,
+                kind,
+            } if self.top_level.contains(message_id) => match kind {
+                BlockKind::Text => {
+                    self.status = None;
+                    self.clear_spinner();
+                    self.text_blocks.insert((message_id.clone(), *index));
+                }
+                BlockKind::Thinking => self.set_status("thinking"),
+                BlockKind::ToolUse { name, .. } => {
+                    let name = tool_name(name);
+                    self.set_status(&format!("preparing {name}"));
+                }
+                _ => {}
+            },
+            AssemblyEvent::Delta {
+                message_id,
+                index,
+                delta: Delta::Text(d),
+            } if self.text_blocks.contains(&(message_id.clone(), *index)) => {
+                self.streamed.insert(message_id.clone());
+                self.write_text(&d.text);
+            }
+            AssemblyEvent::BlockFinished {
+                message_id, index, ..
+            }
+            | AssemblyEvent::BlockFailed {
+                message_id, index, ..
+            } if self.text_blocks.remove(&(message_id.clone(), *index)) => self.end_line(),
+            AssemblyEvent::MessageFinished { id, .. } => {
+                self.text_blocks.retain(|(m, _)| m != id);
+                self.top_level.remove(id);
+                self.end_line();
+            }
+            _ => {}
+        }
+    }
+
+    fn tool_done(&mut self, result: &ToolResultBlock) {
+        let failed = result.is_error == Some(true);
+        let text = result
+            .content
+            .as_ref()
+            .map(|c| c.text())
+            .unwrap_or_default();
+        let preview = preview(&text);
+        let (label, depth, took) = match self.tools.remove(&result.tool_use_id) {
+            Some(tool) => (tool.label, tool.depth, Some(tool.started.elapsed())),
+            None => ("tool".to_owned(), 0, None),
+        };
+        let name = label.split_whitespace().next().unwrap_or("tool").to_owned();
+        let mark = if failed { "✗" } else { "✓" };
+        let mut line = format!("{}{mark} {name}", indent(depth));
+        if let Some(took) = took {
+            line.push_str(&format!(" {}", elapsed(took)));
+        }
+        if !preview.is_empty() {
+            line.push_str(&format!(" · {preview}"));
+        }
+        self.note(&line);
+    }
+
+    /// How deep a line sits: 0 at the top level, 1 inside a subagent, ...
+    fn depth(&self, parent: Option<&str>) -> usize {
+        match parent {
+            None => 0,
+            Some(parent) => self.tools.get(parent).map_or(1, |t| t.depth + 1),
+        }
+    }
+
+    fn set_status(&mut self, label: &str) {
+        if self.status.as_ref().is_none_or(|(l, _)| l != label) {
+            self.status = Some((label.to_owned(), Instant::now()));
+        }
+    }
+
+    fn write_text(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        self.clear_spinner();
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+        self.at_line_start = text.ends_with('\n');
+    }
+
+    /// Ends stdout's current line, if text is pending on it.
+    fn end_line(&mut self) {
+        if !self.at_line_start {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(b"\n");
+            let _ = out.flush();
+            self.at_line_start = true;
+        }
+    }
+
+    fn clear_spinner(&mut self) {
+        if self.spinner_drawn {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
+            self.spinner_drawn = false;
+        }
+    }
+}
+
+/// The closing line of a turn: its status, turns, duration, cost and session.
+pub(crate) fn closing_line(result: &ResultMessage) -> String {
+    let failed = result.is_error == Some(true) || result.subtype.as_str() != "success";
+    let mut status = match (failed, result.subtype.as_str()) {
+        (false, _) => "done".to_owned(),
+        // An API error is a `success` result with `is_error`.
+        (true, "success") => "error".to_owned(),
+        (true, subtype) => format!("error: {subtype}"),
+    };
+    if failed {
+        if let Some(reason) = &result.terminal_reason {
+            status.push_str(&format!(" ({reason})"));
+        }
+    }
+    let turns = result.num_turns.unwrap_or(0);
+    let mut line = format!(
+        "── {status} · {turns} turn{}",
+        if turns == 1 { "" } else { "s" }
+    );
+    if let Some(ms) = result.duration_ms.as_ref().and_then(|n| n.as_f64()) {
+        line.push_str(&format!(" · {}", elapsed(Duration::from_millis(ms as u64))));
+    }
+    if let Some(cost) = result.total_cost_usd.as_ref().and_then(|n| n.as_f64()) {
+        line.push_str(&format!(" · ${cost:.4}"));
+    }
+    if let Some(session) = &result.session_id {
+        line.push_str(&format!(" · session {session}"));
+    }
+    line
+}
+
+/// A tool's short name: `mcp__server__tool` becomes `server.tool`.
+pub(crate) fn tool_name(name: &str) -> String {
+    match name
+        .strip_prefix("mcp__")
+        .and_then(|rest| rest.split_once("__"))
+    {
+        Some((server, tool)) => format!("{server}.{tool}"),
+        None => name.to_owned(),
+    }
+}
+
+/// A tool call in one line: its short name and the most telling part of its input.
+pub(crate) fn tool_label(name: &str, input: &Value) -> String {
+    let name = tool_name(name);
+    const KEYS: [&str; 8] = [
+        "command",
+        "file_path",
+        "path",
+        "pattern",
+        "url",
+        "query",
+        "description",
+        "prompt",
+    ];
+    let summary = KEYS
+        .iter()
+        .find_map(|k| input.get(*k).and_then(Value::as_str))
+        .map(str::to_owned)
+        .or_else(|| match input {
+            Value::Object(map) if map.is_empty() => None,
+            Value::Null => None,
+            other => Some(other.to_string()),
+        });
+    match summary {
+        Some(summary) => format!("{name} {}", preview(&summary)),
+        None => name,
+    }
+}
+
+/// The first line of a text, cut to a readable length, with a note of what was left out.
+pub(crate) fn preview(text: &str) -> String {
+    let text = text.trim();
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or("").trim();
+    let more = lines.count();
+    let mut shown: String = first.chars().take(PREVIEW).collect();
+    if first.chars().count() > PREVIEW {
+        shown.push('…');
+    }
+    if more > 0 {
+        shown.push_str(&format!(
+            " (+{more} line{})",
+            if more == 1 { "" } else { "s" }
+        ));
+    }
+    shown
+}
+
+/// A text on one line, cut to a readable length.
+pub(crate) fn one_line(text: &str) -> String {
+    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut shown: String = joined.chars().take(PREVIEW * 2).collect();
+    if joined.chars().count() > PREVIEW * 2 {
+        shown.push('…');
+    }
+    shown
+}
+
+/// A duration for people: `0.4s`, `12s`, `3m05s`.
+pub(crate) fn elapsed(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs < 10.0 {
+        format!("{secs:.1}s")
+    } else if secs < 60.0 {
+        format!("{}s", secs as u64)
+    } else {
+        let whole = secs as u64;
+        format!("{}m{:02}s", whole / 60, whole % 60)
+    }
+}
+
+fn indent(depth: usize) -> String {
+    "  ".repeat(depth)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn tool_labels_show_the_telling_input() {
+        assert_eq!(
+            tool_label(
+                "Bash",
+                &json!({"command": "echo hi", "description": "Say hi"})
+            ),
+            "Bash echo hi"
+        );
+        assert_eq!(
+            tool_label("mcp__byre__lookup", &json!({"word": "byre"})),
+            r#"byre.lookup {"word":"byre"}"#
+        );
+        assert_eq!(tool_label("ListAgents", &json!({})), "ListAgents");
+    }
+
+    #[test]
+    fn previews_keep_one_line() {
+        assert_eq!(preview("hi\n"), "hi");
+        assert_eq!(preview("a\nb\nc"), "a (+2 lines)");
+        let long = "x".repeat(200);
+        assert_eq!(preview(&long).chars().count(), PREVIEW + 1);
+    }
+
+    #[test]
+    fn durations_read_well() {
+        assert_eq!(elapsed(Duration::from_millis(420)), "0.4s");
+        assert_eq!(elapsed(Duration::from_secs(12)), "12s");
+        assert_eq!(elapsed(Duration::from_secs(185)), "3m05s");
+    }
+
+    #[test]
+    fn the_closing_line_has_turns_duration_cost_and_session() {
+        let line = br#"{"type":"result","subtype":"success","is_error":false,"num_turns":2,"duration_ms":2300,"total_cost_usd":0.0012,"session_id":"abc"}"#;
+        let CliMessage::Result(result) = CliMessage::from_slice(line).unwrap() else {
+            panic!("a result")
+        };
+        assert_eq!(
+            closing_line(&result),
+            "── done · 2 turns · 2.3s · $0.0012 · session abc"
+        );
+        let line = br#"{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":1,"terminal_reason":"aborted_streaming"}"#;
+        let CliMessage::Result(result) = CliMessage::from_slice(line).unwrap() else {
+            panic!("a result")
+        };
+        assert_eq!(
+            closing_line(&result),
+            "── error: error_during_execution (aborted_streaming) · 1 turn"
+        );
+        let line = br#"{"type":"result","subtype":"success","is_error":true,"num_turns":1,"terminal_reason":"api_error"}"#;
+        let CliMessage::Result(result) = CliMessage::from_slice(line).unwrap() else {
+            panic!("a result")
+        };
+        assert_eq!(closing_line(&result), "── error (api_error) · 1 turn");
+    }
+}

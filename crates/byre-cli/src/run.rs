@@ -1,0 +1,190 @@
+//! `byre run`: one prompt to its result, shown live. Also the pieces `chat` shares: finding
+//! the CLI, starting a session, and driving one turn with Ctrl-C as interrupt.
+
+use std::io::Read;
+use std::process::ExitCode;
+
+use byre_session::driver::{Claude, Events, Options};
+use futures::StreamExt;
+use tokio::sync::mpsc;
+
+use crate::args::SessionArgs;
+use crate::errors::CliError;
+use crate::render::{Renderer, TurnResult, TICK};
+use crate::Setup;
+
+/// The exit status after the user quit with a second Ctrl-C (128 + SIGINT, as shells do).
+pub(crate) const QUIT_STATUS: u8 = 130;
+
+/// Runs `prompt` (`-` reads it from stdin) to its result.
+pub(crate) async fn run(
+    prompt: String,
+    args: SessionArgs,
+    setup: &Setup,
+) -> Result<ExitCode, CliError> {
+    let prompt = read_prompt(prompt)?;
+    let program = find(&args)?;
+    let options = setup.apply(args.options(program)?);
+    let mut interrupts = Interrupts::listen();
+    let mut renderer = Renderer::new(args.output);
+    let Some((claude, mut events)) =
+        start(options, args.resume.as_deref(), &mut interrupts).await?
+    else {
+        return Ok(ExitCode::from(QUIT_STATUS));
+    };
+    claude.send(prompt).map_err(CliError::Session)?;
+    renderer.prompt_sent();
+    let end = drive_turn(&claude, &mut events, &mut renderer, &mut interrupts).await;
+    renderer.finish();
+    match end {
+        TurnEnd::Quit => Ok(ExitCode::from(QUIT_STATUS)),
+        TurnEnd::Ended => Err(ended(&claude).await),
+        TurnEnd::Done(result) => {
+            // The CLI exits 1 after an error result; the result already said why.
+            let _ = claude.close().await;
+            if result.not_logged_in {
+                return Err(CliError::NotLoggedIn);
+            }
+            Ok(if result.is_error() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+    }
+}
+
+/// The `claude` binary: `--claude`, else found the usual way.
+pub(crate) fn find(args: &SessionArgs) -> Result<std::path::PathBuf, CliError> {
+    byre_transport::find_claude(args.claude.as_deref()).map_err(CliError::from_find)
+}
+
+/// Starts a session; `None` when the user pressed Ctrl-C meanwhile.
+pub(crate) async fn start(
+    options: Options,
+    resume: Option<&str>,
+    interrupts: &mut Interrupts,
+) -> Result<Option<(Claude, Events)>, CliError> {
+    tokio::select! {
+        started = Claude::start(options) => match started {
+            Ok(session) => Ok(Some(session)),
+            Err(error) => Err(CliError::from_start(error, resume)),
+        },
+        () = interrupts.next() => Ok(None),
+    }
+}
+
+/// How a turn ended.
+#[derive(Debug)]
+pub(crate) enum TurnEnd {
+    /// Its result arrived.
+    Done(TurnResult),
+    /// The user pressed Ctrl-C a second time.
+    Quit,
+    /// The CLI exited before the result.
+    Ended,
+}
+
+/// Shows the events of the running turn until its result. The first Ctrl-C interrupts the
+/// turn; a second one quits.
+pub(crate) async fn drive_turn(
+    claude: &Claude,
+    events: &mut Events,
+    renderer: &mut Renderer,
+    interrupts: &mut Interrupts,
+) -> TurnEnd {
+    let mut ticker = tokio::time::interval(TICK);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut interrupting = false;
+    loop {
+        tokio::select! {
+            event = events.next() => match event {
+                Some(event) => {
+                    if let Some(result) = renderer.event(&event) {
+                        if !result.background {
+                            return TurnEnd::Done(result);
+                        }
+                    }
+                }
+                None => return TurnEnd::Ended,
+            },
+            () = interrupts.next() => {
+                if interrupting {
+                    renderer.note("⏹ quitting");
+                    return TurnEnd::Quit;
+                }
+                interrupting = true;
+                renderer.note("⏹ interrupting (Ctrl-C again to quit)");
+                let claude = claude.clone();
+                tokio::spawn(async move {
+                    // If the CLI is gone, the event stream ends and says so.
+                    let _ = claude.interrupt().await;
+                });
+            }
+            _ = ticker.tick(), if renderer.wants_ticks() => renderer.tick(),
+        }
+    }
+}
+
+/// The error for a CLI that exited in the middle of a turn.
+pub(crate) async fn ended(claude: &Claude) -> CliError {
+    match claude.close().await {
+        Err(error) => CliError::Session(error),
+        Ok(exit) => CliError::Launch(format!(
+            "the CLI exited ({}) before the turn ended; stderr: {}",
+            exit.status,
+            exit.stderr_tail.trim()
+        )),
+    }
+}
+
+/// Ctrl-C presses, as a queue: while byre runs, Ctrl-C does not end the process.
+#[derive(Debug)]
+pub(crate) struct Interrupts {
+    presses: mpsc::UnboundedReceiver<()>,
+}
+
+impl Interrupts {
+    /// Starts listening for Ctrl-C.
+    pub(crate) fn listen() -> Interrupts {
+        let (tx, presses) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while tokio::signal::ctrl_c().await.is_ok() {
+                if tx.send(()).is_err() {
+                    break;
+                }
+            }
+        });
+        Interrupts { presses }
+    }
+
+    /// The next press (never, if listening failed).
+    pub(crate) async fn next(&mut self) {
+        if self.presses.recv().await.is_none() {
+            std::future::pending::<()>().await;
+        }
+    }
+
+    /// Forgets presses made while nothing was running.
+    pub(crate) fn forget(&mut self) {
+        while self.presses.try_recv().is_ok() {}
+    }
+}
+
+/// The prompt: the argument, or stdin for `-`.
+fn read_prompt(prompt: String) -> Result<String, CliError> {
+    let prompt = if prompt == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(CliError::Stdin)?;
+        text
+    } else {
+        prompt
+    };
+    let prompt = prompt.trim_end_matches(['\n', '\r']).to_owned();
+    if prompt.trim().is_empty() {
+        return Err(CliError::EmptyPrompt);
+    }
+    Ok(prompt)
+}

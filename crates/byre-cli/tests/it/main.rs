@@ -1,0 +1,8 @@
+//! byre-cli's tests: the `byre` binary against the real Claude Code CLI, offline, with
+//! byre-testkit's fake model.
+
+mod chat;
+mod errors;
+mod replay;
+mod run;
+mod support;

@@ -1,0 +1,132 @@
+//! `cargo xtask demo`: what `byre run` shows, on a fresh machine with no API key.
+//!
+//! It provisions the pinned Claude Code CLI, starts byre-testkit's fake model on loopback with
+//! the scripted conversation of `testdata/scenarios/demo.json`, and runs byre's `run` command
+//! in-process against it, in a scratch `HOME` and folder. The session also gets what a program
+//! built on byre adds: an in-process MCP server `byre` with a `lookup` tool, and a PreToolUse
+//! hook. The model asks for the tool, then for Bash, then answers; everything is shown as a
+//! user of `byre run` sees it. The demo fails when the run fails or the conversation went off
+//! script.
+
+use std::ffi::OsString;
+use std::sync::Arc;
+
+use byre_proto::{CliRequest, HookEvent, HookOutput, JsonRpcMessage, McpMessageResponse};
+use byre_session::driver::{Options, RequestHandler};
+use byre_testkit::{claude_bin, simple_mcp_server, ClaudeEnv, FakeModel, McpTool, Script};
+use serde_json::{json, Value};
+
+/// The prompt of the demo.
+const PROMPT: &str = "What is a byre? Look it up, then tell me what is in this folder.";
+
+pub(crate) fn run() -> Result<bool, String> {
+    let bin = claude_bin().map_err(|e| e.to_string())?;
+    let version = byre_testkit::cli_version(&bin).map_err(|e| e.to_string())?;
+    let script_path = crate::project_root().join("testdata/scenarios/demo.json");
+    let script = Script::from_file(&script_path).map_err(|e| e.to_string())?;
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        let model = FakeModel::start(script).await.map_err(|e| e.to_string())?;
+        let env = ClaudeEnv::new(&model.base_url()).map_err(|e| e.to_string())?;
+        for (file, text) in [
+            ("README.md", "# A demo folder\n"),
+            ("cows.txt", "Bessie\nDaisy\n"),
+        ] {
+            std::fs::write(env.cwd().join(file), text).map_err(|e| e.to_string())?;
+        }
+        eprintln!("byre demo: offline, no API key needed");
+        eprintln!("  claude {version} ({})", bin.display());
+        eprintln!(
+            "  a fake model on {} plays testdata/scenarios/demo.json",
+            model.base_url()
+        );
+        eprintln!("  byre serves an MCP tool (byre.lookup) and a PreToolUse hook for Bash in-process");
+        eprintln!();
+        eprintln!("$ byre run \"{PROMPT}\"");
+        let setup_env = env.clone();
+        let setup = byre_cli::Setup::new(move |options| demo_options(options, &setup_env));
+        let args: Vec<OsString> = vec![
+            "run".into(),
+            "--claude".into(),
+            bin.clone().into(),
+            "--cwd".into(),
+            env.cwd().into(),
+            PROMPT.into(),
+        ];
+        let code = byre_cli::main_with(args, setup).await;
+        let unmatched = model.unmatched().len();
+        let requests = model.message_requests().len();
+        model.shutdown().await;
+        eprintln!();
+        if code != std::process::ExitCode::SUCCESS {
+            return Err("byre run failed".into());
+        }
+        if unmatched > 0 || requests < 3 {
+            return Err(format!(
+                "the conversation went off script: {requests} model requests, {unmatched} unmatched"
+            ));
+        }
+        eprintln!(
+            "With an API key, the real thing: ANTHROPIC_API_KEY=... cargo run -p byre-cli -- run \"...\""
+        );
+        Ok(true)
+    })
+}
+
+/// The demo's additions to the session: the offline environment, the MCP server and the hook.
+fn demo_options(mut options: Options, env: &ClaudeEnv) -> Options {
+    for (name, value) in env.vars() {
+        options.launch.env.push((name.into(), value.into()));
+    }
+    options
+        .launch
+        .env_remove
+        .extend(env.removed().iter().cloned());
+    options.mcp_server("byre", true, dictionary()).hook(
+        HookEvent::PRE_TOOL_USE,
+        Some("Bash"),
+        |input, _id| async move {
+            // A policy hook: any command may run but one that deletes files.
+            let command = input
+                .tool_input()
+                .and_then(|i| i.get("command"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            Ok(if command.contains("rm ") {
+                HookOutput::deny_tool("the demo does not delete files")
+            } else {
+                HookOutput::none()
+            })
+        },
+    )
+}
+
+/// The `byre` MCP server: a one-word dictionary.
+fn dictionary() -> RequestHandler {
+    let lookup = McpTool::new(
+        "lookup",
+        "Look up a word in the byre dictionary.",
+        json!({
+            "type": "object",
+            "properties": {"word": {"type": "string"}},
+            "required": ["word"],
+        }),
+        |arguments: Value| match arguments.get("word").and_then(Value::as_str) {
+            Some("byre") => Ok("byre: a cow shed (Scots and northern English)".to_owned()),
+            Some(word) => Err(format!("no entry for {word}")),
+            None => Err("give a word".to_owned()),
+        },
+    );
+    let server = Arc::new(simple_mcp_server("byre", vec![lookup]));
+    Arc::new(move |request: CliRequest| {
+        let reply = match &request {
+            CliRequest::McpMessage(m) => {
+                Ok(server(&m.message).unwrap_or_else(JsonRpcMessage::notification_ack))
+            }
+            _ => Err("not an MCP message".to_owned()),
+        };
+        Box::pin(async move {
+            serde_json::to_value(McpMessageResponse::new(reply?)).map_err(|e| e.to_string())
+        })
+    })
+}
