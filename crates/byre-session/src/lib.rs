@@ -51,8 +51,8 @@
 //! # }
 //! ```
 //!
-//! Not built yet: tracing spans, the e2e scenarios moved onto this driver, and the driver
-//! benchmarks.
+//! byre's end-to-end scenarios (the `byre-e2e` crate) drive the real CLI through this driver.
+//! Not built yet: tracing spans and the driver benchmarks.
 
 pub mod assembly;
 pub mod correlation;
