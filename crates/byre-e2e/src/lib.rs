@@ -1,7 +1,9 @@
 //! byre's end-to-end scenarios: each one runs the real Claude Code CLI offline against the
-//! fake Messages API of byre-testkit, drives it as the scenario says, and checks what must
-//! happen. The e2e test suite runs every scenario; `cargo xtask record` runs them and writes
-//! their transcripts to `testdata/transcripts/cli-<version>/<scenario>.jsonl`.
+//! fake Messages API of byre-testkit, drives it through byre-session's driver (the public
+//! API: [`Claude`](byre_session::driver::Claude), its events, hooks, permission and MCP
+//! handlers) as the scenario says, and checks what must happen. The e2e test suite runs every
+//! scenario; `cargo xtask record` runs them and writes the driver's transcripts to
+//! `testdata/transcripts/cli-<version>/<scenario>.jsonl`.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -11,6 +13,7 @@ use std::time::Duration;
 use byre_testkit::{claude_bin, ClaudeEnv, FakeModel, ProvisionError, Script, TranscriptLine};
 
 pub mod scenarios;
+mod session_host;
 
 /// How long one scenario may take before it fails.
 pub const SCENARIO_TIMEOUT: Duration = Duration::from_secs(120);

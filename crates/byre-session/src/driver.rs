@@ -8,6 +8,17 @@
 //! pending request at once when the CLI exits. CLI requests still appear in the event stream
 //! ([`Event::Request`]) for information: the driver answers them through the registered
 //! handlers, or with an error when there is none.
+//!
+//! A session ends in one of two ways. [`Claude::close`] stops the CLI: it closes stdin, waits
+//! a grace period, then sends SIGTERM and SIGKILL. [`Claude::end_input`] only closes stdin:
+//! the CLI finishes what it was given (the running turn, queued prompts, a turn started by a
+//! background task) and exits by itself; [`Claude::wait`] returns how it ended. Either way the
+//! [`Events`] stream ends once every event before the exit has been delivered.
+//!
+//! With [`Options::transcript`], every line in both directions is written to a file in the
+//! format of [`TranscriptWriter`] (`{"dir":"send"|"recv","t":..,"msg":..}`), with notes of
+//! what happened to the process (`stdin closed`, `stdout closed`, `exited: exit status: 0`)
+//! and of the host's own ([`Claude::note`]).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -27,7 +38,8 @@ use byre_transport::{
 };
 use futures::{SinkExt, Stream, StreamExt};
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::io::AsyncWriteExt;
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 use tokio_util::codec::{FramedRead, FramedWrite};
 
@@ -64,8 +76,14 @@ pub struct Options {
     pub max_line: Option<usize>,
     /// Events buffered before reading from the CLI pauses; 256 by default.
     pub event_buffer: Option<usize>,
-    /// Writes a transcript here.
+    /// Writes a transcript here (see the module documentation).
     pub transcript: Option<PathBuf>,
+    /// Keeps `stream_event` lines in the transcript (left out by default: they are most of its
+    /// size).
+    pub transcript_stream_events: bool,
+    /// Starts the transcript with two notes: the CLI's argv and its working directory. Off by
+    /// default, as the argv holds `--settings` and `--mcp-config`, which may carry secrets.
+    pub transcript_launch: bool,
     /// How long `initialize` and other requests may take; 60 s by default.
     pub request_timeout: Option<Duration>,
     hooks: Vec<(HookEvent, Option<String>, HookHandler)>,
@@ -256,6 +274,18 @@ impl Options {
     }
 }
 
+/// The transcript note of the argv: `argv: ["/path/to/claude","--output-format",...]`.
+fn launch_note(program: &std::path::Path, launch: &Launch) -> String {
+    let mut argv = vec![program.to_string_lossy().into_owned()];
+    argv.extend(
+        launch
+            .args()
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned()),
+    );
+    format!("argv: {}", Value::from(argv))
+}
+
 /// A random version-4 UUID for a new session id.
 fn new_session_id() -> String {
     use std::hash::{BuildHasher, Hasher};
@@ -341,9 +371,12 @@ pub enum Error {
         /// The decode error.
         message: String,
     },
-    /// The session has ended.
+    /// The session has ended, or its input has (after [`Claude::end_input`]).
     #[error("the session has ended: {0}")]
     Closed(String),
+    /// The call was refused before anything was written (a raw line holding a newline).
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
 }
 
 /// Whose fault an [`Error`] is: what a caller can do about it differs.
@@ -398,7 +431,23 @@ enum Command {
         oneshot::Sender<Result<Option<RawJson>, Error>>,
     ),
     Close(oneshot::Sender<Result<ExitInfo, Error>>),
+    Direct(Direct),
 }
+
+/// Commands the driver carries out itself, without the session core.
+enum Direct {
+    /// Write these bytes and a newline as they are.
+    SendRaw(Vec<u8>),
+    /// Add a note to the transcript.
+    Note(String),
+    /// Close stdin once everything sent so far is written.
+    EndInput,
+    /// Answer when the CLI has exited.
+    Wait(oneshot::Sender<Result<ExitInfo, Error>>),
+}
+
+/// Whether `initialize` was answered: `None` while waiting.
+type Ready = Option<Result<(), Error>>;
 
 /// The session handle: cheap to clone, usable from any task (`&self` methods): one task can
 /// stream events while another interrupts or switches model.
@@ -406,6 +455,7 @@ enum Command {
 pub struct Claude {
     commands: mpsc::UnboundedSender<Command>,
     shared: Arc<Mutex<Shared>>,
+    ready: watch::Receiver<Ready>,
 }
 
 #[derive(Debug, Default)]
@@ -413,10 +463,13 @@ struct Shared {
     session_id: Option<String>,
     initialized: Option<Arc<InitializeResponse>>,
     ended: Option<String>,
+    /// Set by [`Claude::end_input`]: nothing more may be sent.
+    input_ended: bool,
 }
 
 /// The events of a session, in order, as a `Stream`. Dropping it does not stop the session;
-/// a consumer that stops reading pauses reading from the CLI.
+/// a consumer that stops reading pauses reading from the CLI. The stream ends when the CLI has
+/// exited and every event before its exit has been delivered, or after [`Claude::close`].
 #[derive(Debug)]
 pub struct Events {
     rx: mpsc::Receiver<Event>,
@@ -432,6 +485,17 @@ impl Stream for Events {
 impl Claude {
     /// Starts the CLI, sends `initialize` and waits for its answer.
     pub async fn start(options: Options) -> Result<(Claude, Events), Error> {
+        let (claude, events) = Claude::spawn(options).await?;
+        claude.initialized().await?;
+        Ok((claude, events))
+    }
+
+    /// Starts the CLI and sends `initialize` without waiting for its answer:
+    /// [`Claude::initialized`] waits for it. Prompts and requests may be sent at once; they
+    /// are written after `initialize`. When the CLI fails at start-up (a `--resume` of an
+    /// unknown session writes an error `result` and exits), the events still hold what it
+    /// wrote and [`Claude::wait`] says how it exited.
+    pub async fn spawn(options: Options) -> Result<(Claude, Events), Error> {
         let mut options = options;
         let mut initialize = options.initialize.clone();
         let mut hooks: std::collections::BTreeMap<HookEvent, Vec<HookMatcher>> = Default::default();
@@ -449,6 +513,23 @@ impl Claude {
         }
         let program = find_claude(options.launch.program.as_deref())
             .map_err(|e| Error::Launch(e.to_string()))?;
+        // Created first, so that its times count from the start of the process.
+        let mut transcript = match &options.transcript {
+            Some(path) => Some(
+                TranscriptWriter::create(path)
+                    .map_err(|e| Error::Launch(format!("{}: {e}", path.display())))?
+                    .keep_stream_events(options.transcript_stream_events),
+            ),
+            None => None,
+        };
+        if let (Some(t), true) = (&mut transcript, options.transcript_launch) {
+            let _ = t.record_note(&launch_note(&program, &options.launch));
+            let cwd = match &options.launch.cwd {
+                Some(cwd) => cwd.clone(),
+                None => std::env::current_dir().unwrap_or_default(),
+            };
+            let _ = t.record_note(&format!("cwd: {}", cwd.display()));
+        }
         let mut process = CliProcess::spawn(&program, &options.launch, options.process.clone())
             .map_err(|e| Error::Launch(e.to_string()))?;
         if let Some(questions) = options.questions.take() {
@@ -465,12 +546,6 @@ impl Claude {
             config.initialize_timeout = timeout;
             config.request_timeout = timeout;
         }
-        let transcript = match &options.transcript {
-            Some(path) => {
-                Some(TranscriptWriter::create(path).map_err(|e| Error::Launch(e.to_string()))?)
-            }
-            None => None,
-        };
         let stdout = process
             .take_stdout()
             .ok_or_else(|| Error::Launch("no stdout".into()))?;
@@ -485,7 +560,7 @@ impl Claude {
         let (events_tx, events_rx) = mpsc::channel(options.event_buffer.unwrap_or(256).max(1));
         let (commands, commands_rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Mutex::new(Shared::default()));
-        let (ready_tx, ready_rx) = oneshot::channel();
+        let (ready_tx, ready_rx) = watch::channel(None);
         let driver = Driver {
             session: Session::new(config, Instant::now()),
             process: Some(process),
@@ -501,14 +576,34 @@ impl Claude {
             waiting: HashMap::new(),
             shared: shared.clone(),
             transcript,
-            ready: Some(ready_tx),
+            ready: ready_tx,
             lines_read: 0,
+            exit: None,
+            exit_waiters: Vec::new(),
         };
         tokio::spawn(driver.run());
-        match ready_rx.await {
-            Ok(Ok(())) => Ok((Claude { commands, shared }, Events { rx: events_rx })),
-            Ok(Err(e)) => Err(e),
-            Err(_) => Err(Error::Closed("the driver stopped during start-up".into())),
+        let claude = Claude {
+            commands,
+            shared,
+            ready: ready_rx,
+        };
+        Ok((claude, Events { rx: events_rx }))
+    }
+
+    /// Waits for the answer to `initialize` (at once when it has come): fails when the CLI
+    /// refused it, did not answer in time, or exited first.
+    pub async fn initialized(&self) -> Result<Arc<InitializeResponse>, Error> {
+        let mut ready = self.ready.clone();
+        let state = match ready.wait_for(Option::is_some).await {
+            Ok(state) => state.clone(),
+            Err(_) => return Err(Error::Closed(self.ended())),
+        };
+        match state {
+            Some(Ok(())) => self
+                .initialize_response()
+                .ok_or_else(|| Error::Closed(self.ended())),
+            Some(Err(e)) => Err(e),
+            None => Err(Error::Closed(self.ended())),
         }
     }
 
@@ -519,9 +614,67 @@ impl Claude {
 
     /// Sends a user message (with images, a uuid, ...).
     pub fn send_message(&self, message: UserMessage) -> Result<(), Error> {
+        self.check_input()?;
         self.commands
             .send(Command::Send(message))
             .map_err(|_| Error::Closed(self.ended()))
+    }
+
+    /// Writes `line` and a newline on the CLI's stdin as they are, in order with everything
+    /// else sent, for protocol experiments: invalid JSON, a request subtype byre does not
+    /// model, a message of a future protocol. The session core does not see it: an answer to
+    /// a raw `control_request` comes as [`Event::Message`] (with an
+    /// [`Event::Protocol`] saying no request of that id was in flight). The transcript keeps
+    /// it as a `raw` string. A line holding a newline is refused.
+    pub fn send_raw(&self, line: impl Into<Vec<u8>>) -> Result<(), Error> {
+        let line = line.into();
+        if line.contains(&b'\n') {
+            return Err(Error::InvalidInput(
+                "a raw line must not hold a newline".into(),
+            ));
+        }
+        self.check_input()?;
+        self.direct(Direct::SendRaw(line))
+    }
+
+    /// Adds a note to the transcript, in order with the lines sent (nothing happens without a
+    /// transcript). Notes are flushed to the file at once.
+    pub fn note(&self, text: impl Into<String>) -> Result<(), Error> {
+        self.direct(Direct::Note(text.into()))
+    }
+
+    /// Ends the input: once everything sent so far is written, closes the CLI's stdin. The CLI
+    /// finishes what it was given (the running turn, queued prompts, a turn a background task
+    /// starts) and exits by itself; events go on until then, and [`Claude::wait`] says how it
+    /// exited. Nothing more can be sent: prompts and requests fail with [`Error::Closed`], and
+    /// the CLI's own requests can no longer be answered (the transcript notes each answer not
+    /// sent). Ending the input of a CLI that has exited does nothing.
+    pub fn end_input(&self) -> Result<(), Error> {
+        self.shared.lock().expect("shared state").input_ended = true;
+        self.direct(Direct::EndInput)
+    }
+
+    /// Waits for the CLI to exit by itself, and returns how it ended (at once when it has).
+    /// Does not stop it: call [`Claude::end_input`] first to let it finish, or
+    /// [`Claude::close`] to stop it; wrap it in a timeout to bound the wait.
+    pub async fn wait(&self) -> Result<ExitInfo, Error> {
+        let (tx, rx) = oneshot::channel();
+        self.direct(Direct::Wait(tx))?;
+        rx.await.map_err(|_| Error::Closed(self.ended()))?
+    }
+
+    fn direct(&self, command: Direct) -> Result<(), Error> {
+        self.commands
+            .send(Command::Direct(command))
+            .map_err(|_| Error::Closed(self.ended()))
+    }
+
+    /// Fails once the input has ended.
+    fn check_input(&self) -> Result<(), Error> {
+        if self.shared.lock().expect("shared state").input_ended {
+            return Err(Error::Closed("the input has ended".into()));
+        }
+        Ok(())
     }
 
     /// Sends a typed host request and waits for its typed answer.
@@ -552,6 +705,7 @@ impl Claude {
         request: HostRequest,
         timeout: Option<Duration>,
     ) -> Result<Option<RawJson>, Error> {
+        self.check_input()?;
         let (tx, rx) = oneshot::channel();
         self.commands
             .send(Command::Request(request, timeout, tx))
@@ -590,7 +744,8 @@ impl Claude {
             .clone()
     }
 
-    /// Closes stdin and shuts the CLI down (grace period, then SIGTERM, then SIGKILL).
+    /// Closes stdin and shuts the CLI down (grace period, then SIGTERM, then SIGKILL), and
+    /// returns how it ended; when it has already exited by itself, just how it ended.
     pub async fn close(&self) -> Result<ExitInfo, Error> {
         let (tx, rx) = oneshot::channel();
         self.commands
@@ -652,8 +807,12 @@ struct Driver {
     waiting: HashMap<RequestId, oneshot::Sender<Result<Option<RawJson>, Error>>>,
     shared: Arc<Mutex<Shared>>,
     transcript: Option<TranscriptWriter>,
-    ready: Option<oneshot::Sender<Result<(), Error>>>,
+    ready: watch::Sender<Ready>,
     lines_read: u64,
+    /// How the CLI ended, once it has.
+    exit: Option<ExitInfo>,
+    /// [`Claude::wait`] calls waiting for the exit.
+    exit_waiters: Vec<oneshot::Sender<Result<ExitInfo, Error>>>,
 }
 
 impl Driver {
@@ -727,6 +886,7 @@ impl Driver {
                     let _ = reply.send(self.shutdown().await);
                     return;
                 }
+                Step::Command(Some(Command::Direct(direct))) => self.direct(direct).await,
                 Step::Command(None) => {
                     let _ = self.shutdown().await;
                     return;
@@ -765,6 +925,10 @@ impl Driver {
                 if self.pending_events.is_empty() && self.commands.is_closed() {
                     return;
                 }
+                if self.pending_events.is_empty() && !self.events.is_closed() {
+                    // Everything is delivered: end the stream by dropping its sender.
+                    self.events = mpsc::channel(1).0;
+                }
             }
         }
     }
@@ -773,7 +937,13 @@ impl Driver {
         while let Some(line) = self.session.poll_transmit() {
             if let Some(t) = &mut self.transcript {
                 if let Ok(bytes) = serde_json::to_vec(&line) {
-                    let _ = t.record_send(&bytes);
+                    let _ = match self.writer {
+                        Some(_) => t.record_send(&bytes),
+                        None => t.record_note(&format!(
+                            "stdin is closed, not sent: {}",
+                            String::from_utf8_lossy(&bytes)
+                        )),
+                    };
                 }
             }
             if let Some(writer) = &mut self.writer {
@@ -791,9 +961,7 @@ impl Driver {
                 Event::Initialized(init) => {
                     self.shared.lock().expect("shared state").initialized =
                         Some(Arc::new((**init).clone()));
-                    if let Some(ready) = self.ready.take() {
-                        let _ = ready.send(Ok(()));
-                    }
+                    self.set_ready(Ok(()));
                 }
                 Event::Response {
                     id,
@@ -806,8 +974,8 @@ impl Driver {
                             failure,
                         }));
                     } else if subtype == "initialize" {
-                        if let (Err(failure), Some(ready)) = (result, self.ready.take()) {
-                            let _ = ready.send(Err(Error::Request {
+                        if let Err(failure) = result {
+                            self.set_ready(Err(Error::Request {
                                 subtype: subtype.clone(),
                                 failure: failure.clone(),
                             }));
@@ -864,39 +1032,140 @@ impl Driver {
         let Some(mut process) = self.process.take() else {
             return;
         };
+        self.note("stdout closed");
         let why = if self.lines_read == 0 {
             let error: LaunchError = process.exited_early().await;
+            if let LaunchError::ExitedEarly {
+                status,
+                stderr_tail,
+                ..
+            } = &error
+            {
+                self.exited(Ok(ExitInfo {
+                    status: *status,
+                    stopped: byre_transport::Stopped::AlreadyExited,
+                    stderr_tail: stderr_tail.clone(),
+                }));
+            }
+            // Nothing was read, so `initialize` cannot have been answered.
+            self.set_ready(Err(Error::Launch(error.to_string())));
             error.to_string()
         } else {
-            match process.shutdown().await {
+            let exit = process.shutdown().await;
+            let why = match &exit {
                 Ok(info) => format!("exit {}; stderr: {}", info.status, info.stderr_tail.trim()),
                 Err(e) => e.to_string(),
-            }
+            };
+            self.exited(exit.map_err(|e| e.to_string()));
+            why
         };
         self.writer = None;
         self.running.abort_all();
         self.running_ids.clear();
         self.session.handle_exit(why.clone());
         self.shared.lock().expect("shared state").ended = Some(why.clone());
-        if let Some(ready) = self.ready.take() {
-            let _ = ready.send(Err(Error::Launch(why)));
-        }
+        // An `initialize` still waiting fails as a request the exit ended.
         self.take_events();
+        self.set_ready(Err(Error::Launch(why.clone())));
+        let waiters = std::mem::take(&mut self.exit_waiters);
+        for waiter in waiters {
+            let _ = waiter.send(self.exit.clone().ok_or_else(|| Error::Closed(why.clone())));
+        }
         if let Some(t) = &mut self.transcript {
             let _ = t.flush();
         }
     }
 
-    async fn shutdown(&mut self) -> Result<ExitInfo, Error> {
+    /// Records how the CLI ended: in the transcript, and for [`Claude::wait`].
+    fn exited(&mut self, exit: Result<ExitInfo, String>) {
+        match exit {
+            Ok(info) => {
+                let how = match info.stopped {
+                    byre_transport::Stopped::Terminated => " (after SIGTERM)",
+                    byre_transport::Stopped::Killed => " (after SIGKILL)",
+                    _ => "",
+                };
+                self.note(&format!("exited: {}{how}", info.status));
+                self.exit = Some(info);
+            }
+            Err(why) => self.note(&format!("could not wait for the CLI: {why}")),
+        }
+    }
+
+    /// Answers `initialize`'s waiters, the first time only.
+    fn set_ready(&self, result: Result<(), Error>) {
+        self.ready.send_if_modified(|ready| {
+            if ready.is_some() {
+                return false;
+            }
+            *ready = Some(result);
+            true
+        });
+    }
+
+    fn note(&mut self, text: &str) {
+        if let Some(t) = &mut self.transcript {
+            let _ = t.record_note(text);
+        }
+    }
+
+    /// Carries out a command that does not involve the session core.
+    async fn direct(&mut self, command: Direct) {
+        match command {
+            Direct::SendRaw(line) => {
+                // Everything sent before it is written first.
+                self.flush_transmit().await;
+                if let Some(t) = &mut self.transcript {
+                    let _ = t.record_raw(&line);
+                }
+                let Some(writer) = &mut self.writer else {
+                    self.note("stdin is closed: the raw line was not written");
+                    return;
+                };
+                let mut bytes = line;
+                bytes.push(b'\n');
+                let stdin = writer.get_mut();
+                if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
+                    // The CLI is gone; the reader sees its exit.
+                    self.writer = None;
+                }
+            }
+            Direct::Note(text) => self.note(&text),
+            Direct::EndInput => self.close_stdin().await,
+            Direct::Wait(reply) => {
+                if let Some(exit) = &self.exit {
+                    let _ = reply.send(Ok(exit.clone()));
+                } else if self.process.is_none() {
+                    let ended = self.shared.lock().expect("shared state").ended.clone();
+                    let _ = reply.send(Err(Error::Closed(ended.unwrap_or_default())));
+                } else {
+                    self.exit_waiters.push(reply);
+                }
+            }
+        }
+    }
+
+    /// Writes what is still to be sent, then closes stdin.
+    async fn close_stdin(&mut self) {
         self.flush_transmit().await;
-        self.writer = None;
+        if let Some(mut writer) = self.writer.take() {
+            let _ = SinkExt::<&byre_proto::HostMessage>::close(&mut writer).await;
+            drop(writer);
+            self.note("stdin closed");
+        }
+    }
+
+    async fn shutdown(&mut self) -> Result<ExitInfo, Error> {
+        self.close_stdin().await;
         // Deliver what the CLI still writes while it exits.
         let process = self.process.take();
         let result = match process {
-            Some(process) => process
-                .shutdown()
-                .await
-                .map_err(|e| Error::Closed(e.to_string())),
+            Some(process) => {
+                let exit = process.shutdown().await;
+                self.exited(exit.as_ref().cloned().map_err(|e| e.to_string()));
+                exit.map_err(|e| Error::Closed(e.to_string()))
+            }
+            None if self.exit.is_some() => Ok(self.exit.clone().expect("checked")),
             None => Err(Error::Closed(
                 self.shared
                     .lock()
@@ -909,6 +1178,9 @@ impl Driver {
         self.session.handle_exit("closed by the host");
         self.shared.lock().expect("shared state").ended = Some("closed by the host".into());
         self.running.abort_all();
+        for waiter in std::mem::take(&mut self.exit_waiters) {
+            let _ = waiter.send(result.clone());
+        }
         self.take_events();
         while let Some(event) = self.pending_events.pop_front() {
             if self.events.send(event).await.is_err() {

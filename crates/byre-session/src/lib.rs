@@ -17,9 +17,11 @@
 //!
 //! On top, with the default `driver` feature: [`driver`], the tokio driver and the public API —
 //! a cloneable [`Claude`](driver::Claude) handle with `&self` methods (typed requests for every
-//! request byre-proto models, `interrupt`, `set_model`, `close`), an [`Events`](driver::Events)
-//! stream with backpressure and no loss, handlers for hooks, permissions and in-process MCP
-//! servers that run concurrently and always answer (also when they panic), and the one-shot
+//! request byre-proto models, `interrupt`, `set_model`, raw lines, transcript notes, `end_input`
+//! and `wait` to let the CLI finish by itself, `close` to stop it), an
+//! [`Events`](driver::Events) stream with backpressure and no loss that ends when the CLI
+//! exits, handlers for hooks, permissions and in-process MCP servers that run concurrently and
+//! always answer (also when they panic), transcripts, and the one-shot
 //! [`query`](driver::query). Without the feature the crate depends on byre-proto only.
 //!
 //! ```no_run
@@ -49,8 +51,8 @@
 //! # }
 //! ```
 //!
-//! Not built yet: tracing spans, the e2e scenarios moved onto this driver, and the driver
-//! benchmarks.
+//! byre's end-to-end scenarios (the `byre-e2e` crate) drive the real CLI through this driver.
+//! Not built yet: tracing spans and the driver benchmarks.
 
 pub mod assembly;
 pub mod correlation;

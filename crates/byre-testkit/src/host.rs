@@ -17,22 +17,8 @@
 //! # Ok(()) }
 //! ```
 //!
-//! # Transcripts
-//!
-//! One JSON object per line, in the order things happened, `t` being seconds since the host
-//! started the process:
-//!
-//! ```text
-//! {"dir":"note","t":0.0,"note":"argv: [...]"}
-//! {"dir":"send","t":0.001,"msg":{...}}
-//! {"dir":"recv","t":0.43,"msg":{...}}
-//! {"dir":"send","t":0.5,"raw":"{not json"}
-//! ```
-//!
-//! `stream_event` lines are kept. The `msg` of a `recv` line is the line the CLI wrote, byte
-//! for byte (its own key order: `type` is about the 19th key of a `result`), and the `msg` of
-//! a `send` line is exactly what the host wrote. Each [`TranscriptLine`] keeps that text;
-//! [`TranscriptLine::msg`] parses it when a test wants a [`serde_json::Value`].
+//! The host records a transcript (see [`crate::transcript`] for its format): what it wrote,
+//! what the CLI wrote, and notes (the argv, `stdin closed`, the exit status).
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -55,6 +41,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::env::ClaudeEnv;
+use crate::transcript::{write_lines, TranscriptDir, TranscriptKind, TranscriptLine};
 
 /// The arguments every scenario starts the CLI with; append `--model`, `--mcp-config`,
 /// `--permission-prompt-tool stdio`, ... as needed.
@@ -411,133 +398,6 @@ pub struct HostExit {
     pub messages: Vec<CliMessage>,
     /// The whole transcript.
     pub transcript: Vec<TranscriptLine>,
-}
-
-/// Which way a transcript line went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TranscriptDir {
-    /// Written on the CLI's stdin.
-    Send,
-    /// Read from the CLI's stdout.
-    Recv,
-    /// A remark of the host.
-    Note,
-}
-
-impl TranscriptDir {
-    /// The name in transcript files: `send`, `recv` or `note`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TranscriptDir::Send => "send",
-            TranscriptDir::Recv => "recv",
-            TranscriptDir::Note => "note",
-        }
-    }
-}
-
-impl fmt::Display for TranscriptDir {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// What a transcript line holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TranscriptKind {
-    /// A message: `raw` is its exact JSON text (`"msg"` in the file).
-    Msg,
-    /// Bytes written as they are by [`Host::send_raw`] (`"raw"` in the file; lossy UTF-8).
-    Raw,
-    /// A remark (`"note"` in the file).
-    Note,
-}
-
-/// One line of a transcript.
-///
-/// A message keeps the exact text that went over the pipe, so the file shows the CLI's own
-/// key order. In the file it is written as `{"dir":..,"t":..,"msg":<the exact text>}` (see
-/// [`TranscriptLine::to_json`]).
-#[derive(Debug, Clone, PartialEq)]
-pub struct TranscriptLine {
-    /// Which way it went.
-    pub dir: TranscriptDir,
-    /// Seconds since the host started the process, to the millisecond.
-    pub t: f64,
-    /// What the line holds.
-    pub kind: TranscriptKind,
-    /// The text: a message's exact JSON line (without its newline), the bytes of a raw
-    /// line, or the note.
-    pub raw: String,
-}
-
-impl TranscriptLine {
-    /// The message, parsed (object keys come out sorted); `None` for notes and raw lines.
-    pub fn msg(&self) -> Option<Value> {
-        match self.kind {
-            TranscriptKind::Msg => serde_json::from_str(&self.raw).ok(),
-            TranscriptKind::Raw | TranscriptKind::Note => None,
-        }
-    }
-
-    /// The note's text, for notes.
-    pub fn note(&self) -> Option<&str> {
-        (self.kind == TranscriptKind::Note).then_some(self.raw.as_str())
-    }
-
-    /// Whether this is a message read from the CLI.
-    pub fn is_recv(&self) -> bool {
-        self.dir == TranscriptDir::Recv && self.kind == TranscriptKind::Msg
-    }
-
-    /// Whether this is a message written to the CLI.
-    pub fn is_send(&self) -> bool {
-        self.dir == TranscriptDir::Send && self.kind == TranscriptKind::Msg
-    }
-
-    /// The line as it is written to a transcript file (no newline): `dir`, `t`, then `msg`
-    /// holding the exact message text, or `raw`/`note` as a JSON string.
-    pub fn to_json(&self) -> String {
-        let t = serde_json::to_string(&self.t).unwrap_or_else(|_| "0.0".to_owned());
-        let mut out = String::with_capacity(self.raw.len() + 40);
-        out.push_str("{\"dir\":\"");
-        out.push_str(self.dir.as_str());
-        out.push_str("\",\"t\":");
-        out.push_str(&t);
-        match self.kind {
-            TranscriptKind::Msg => {
-                out.push_str(",\"msg\":");
-                out.push_str(&self.raw);
-            }
-            TranscriptKind::Raw => {
-                out.push_str(",\"raw\":");
-                out.push_str(&Value::from(self.raw.as_str()).to_string());
-            }
-            TranscriptKind::Note => {
-                out.push_str(",\"note\":");
-                out.push_str(&Value::from(self.raw.as_str()).to_string());
-            }
-        }
-        out.push('}');
-        out
-    }
-
-    /// The file line parsed as a [`Value`] (`dir`, `t`, and `msg`, `raw` or `note`), for
-    /// tests that index into it; object keys come out sorted.
-    pub fn to_value(&self) -> Value {
-        let mut value = json!({ "dir": self.dir.as_str(), "t": self.t });
-        match self.kind {
-            TranscriptKind::Msg => value["msg"] = self.msg().unwrap_or(Value::Null),
-            TranscriptKind::Raw => value["raw"] = Value::from(self.raw.as_str()),
-            TranscriptKind::Note => value["note"] = Value::from(self.raw.as_str()),
-        }
-        value
-    }
-}
-
-impl fmt::Display for TranscriptLine {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_json())
-    }
 }
 
 /// One running CLI process, driven over stdin/stdout.
@@ -1083,18 +943,6 @@ impl Drop for Host {
             }
         }
     }
-}
-
-fn write_lines(path: &Path, lines: &[TranscriptLine]) -> io::Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    let mut out = String::new();
-    for line in lines {
-        out.push_str(&line.to_json());
-        out.push('\n');
-    }
-    std::fs::write(path, out)
 }
 
 /// The first bytes of a line, for notes.

@@ -51,6 +51,7 @@ mod host;
 mod script;
 mod server;
 pub mod sse;
+pub mod transcript;
 
 pub use cli::{
     claude_bin, cli_version, install_dir, project_root, ProvisionError, CLI_PACKAGE,
@@ -59,10 +60,13 @@ pub use cli::{
 pub use env::{running_as_root, ClaudeEnv, OFFLINE_API_KEY};
 pub use host::{
     base_args, simple_mcp_server, HookFn, Host, HostError, HostExit, HostOptions, McpServerFn,
-    McpTool, PermissionFn, Responder, TranscriptDir, TranscriptKind, TranscriptLine,
+    McpTool, PermissionFn, Responder,
 };
 pub use script::{
     Block, ErrorReply, Match, MessageReply, PendingRule, Reply, RequestView, Rule, Script,
     ScriptError, Usage, DEFAULT_CHUNK_SIZE, UNMATCHED_TEXT,
 };
 pub use server::{serve_forever, FakeModel, FakeModelError, LoggedRequest};
+pub use transcript::{
+    read_transcript, TranscriptDir, TranscriptError, TranscriptKind, TranscriptLine,
+};

@@ -1,8 +1,5 @@
 //! Subagent scenarios: the Agent tool in the foreground and in the background.
 
-use byre_proto::InitializeRequest;
-use byre_testkit::Responder;
-
 use super::support::*;
 use crate::{ensure, Ctx, Failure, Outcome, Recording, Scenario};
 
@@ -26,11 +23,9 @@ async fn subagent_foreground(ctx: Ctx) -> Outcome {
     const AGENT: &str = "toolu_agent_fg";
     const PROMPT: &str = "SUBTASK-FG: run echo from the subagent";
     let (model, env) = ctx.fake("subagent_foreground").await?;
-    let mut host = start(&ctx, &env, Responder::new(), InitializeRequest::default()).await?;
-    host.send_user("please spawn a foreground agent")
-        .await
-        .map_err(fail)?;
-    let turn = json_of(&host.until_result(STEP).await.map_err(fail)?);
+    let mut host = start(&ctx, &env).await?;
+    host.send_user("please spawn a foreground agent")?;
+    let turn = json_of(&host.until_result(STEP).await?);
 
     let (started_at, started) = systems(&turn, "task_started")
         .into_iter()
@@ -176,16 +171,9 @@ async fn subagent_background(ctx: Ctx) -> Outcome {
     const AGENT: &str = "toolu_agent_bg";
     const PROMPT: &str = "SUBTASK-BG: run echo from the subagent";
     let (model, env) = ctx.fake("subagent_background").await?;
-    let mut host = start(&ctx, &env, Responder::new(), InitializeRequest::default()).await?;
-    host.send_user("please spawn a background agent")
-        .await
-        .map_err(fail)?;
-    let all = json_of(
-        &host
-            .until(STEP, is_notification_result)
-            .await
-            .map_err(fail)?,
-    );
+    let mut host = start(&ctx, &env).await?;
+    host.send_user("please spawn a background agent")?;
+    let all = json_of(&host.until(STEP, is_notification_result).await?);
 
     let (launched_at, launched, _) = tool_result_for(&all, AGENT)
         .ok_or_else(|| Failure::new("no tool_result for the Agent call"))?;

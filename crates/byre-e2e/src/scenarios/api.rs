@@ -1,7 +1,6 @@
 //! API-side scenarios: the CLI retries when the Messages API is overloaded.
 
-use byre_proto::{CliMessage, InitializeRequest, ResultSubtype, SystemMessage};
-use byre_testkit::Responder;
+use byre_proto::{CliMessage, ResultSubtype, SystemMessage};
 
 use super::support::*;
 use crate::{ensure, Ctx, Outcome, Recording, Scenario};
@@ -17,11 +16,9 @@ pub(crate) fn all() -> Vec<Scenario> {
 /// status, calls again, and the turn succeeds.
 async fn api_retry(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("api_retry").await?;
-    let mut host = start(&ctx, &env, Responder::new(), InitializeRequest::default()).await?;
-    host.send_user("please answer despite the overload")
-        .await
-        .map_err(fail)?;
-    let turn = host.until_result(STEP).await.map_err(fail)?;
+    let mut host = start(&ctx, &env).await?;
+    host.send_user("please answer despite the overload")?;
+    let turn = host.until_result(STEP).await?;
     let retries: Vec<_> = turn
         .iter()
         .filter_map(|m| match m {

@@ -4,20 +4,21 @@
 use std::time::{Duration, Instant};
 
 use byre_proto::{
-    CliMessage, ContentBlock, ControlResponseBody, GetContextUsageRequest, InitializeRequest,
-    InterruptRequest, McpStatusRequest, MessageContent, PermissionMode, ResultMessage,
-    ResultSubtype, SetMaxThinkingTokensRequest, SetModelRequest, SetPermissionModeRequest,
-    StreamEvent, SystemMessage, TaskStatus, TerminalReason, ToolResultBlock,
+    CliMessage, ContentBlock, ControlResponseBody, GetContextUsageRequest, InterruptRequest,
+    McpStatusRequest, MessageContent, PermissionMode, ResultMessage, ResultSubtype,
+    SetMaxThinkingTokensRequest, SetModelRequest, SetPermissionModeRequest, StreamEvent,
+    SystemMessage, TaskStatus, TerminalReason, ToolResultBlock,
 };
-use byre_testkit::{base_args, ClaudeEnv, Host, HostError, HostExit, HostOptions, Responder};
+use byre_session::driver::Error;
+use byre_session::session::RequestFailure;
 use serde_json::json;
 
 use super::mcp::api_tool_result;
-pub(super) use super::support::last_result;
+pub(super) use super::support::{
+    cli_options, last_result, mcp_handler, Next, SessionExit, SessionHost, STEP,
+};
 use crate::{ensure, Ctx, Failure, Outcome, Recording, Scenario};
 
-/// The longest wait for one step (an answer, a turn, an exit).
-pub(super) const STEP: Duration = Duration::from_secs(30);
 /// How long "nothing else arrives" is watched.
 pub(super) const QUIET: Duration = Duration::from_millis(1200);
 /// The most an answer that must come "at once" may take.
@@ -55,14 +56,11 @@ pub(crate) fn all() -> Vec<Scenario> {
 /// turn still succeeds.
 async fn control_requests(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("control_requests").await?;
-    let mut host = spawn(&ctx, &env, base_args(), Responder::new()).await?;
-    host.initialize(InitializeRequest::default(), STEP)
-        .await
-        .map_err(Failure::from_error)?;
+    let mut host = SessionHost::start(cli_options(&ctx, &env), &env).await?;
 
     // set_model with an alias resolves it.
     let haiku = host
-        .call(set_model("haiku"), STEP)
+        .call(set_model("haiku"))
         .await
         .map_err(Failure::from_error)?;
     let haiku = haiku.model.unwrap_or_default();
@@ -73,10 +71,8 @@ async fn control_requests(ctx: Ctx) -> Outcome {
 
     // A first turn: it uses the resolved model. A set_model before any turn sends no
     // isReplay line.
-    host.send_user("before the controls")
-        .await
-        .map_err(Failure::from_error)?;
-    let warm_up = host.until_result(STEP).await.map_err(Failure::from_error)?;
+    host.send_user("before the controls")?;
+    let warm_up = host.until_result(STEP).await?;
     let ready = last_result(&warm_up)?;
     ensure!(
         ready.result.as_deref() == Some("Ready."),
@@ -101,7 +97,7 @@ async fn control_requests(ctx: Ctx) -> Outcome {
     // set_model accepts a name it does not know, as it is.
     const UNKNOWN_MODEL: &str = "byre-unknown-model-7";
     let unknown = host
-        .call(set_model(UNKNOWN_MODEL), STEP)
+        .call(set_model(UNKNOWN_MODEL))
         .await
         .map_err(Failure::from_error)?;
     ensure!(
@@ -113,7 +109,7 @@ async fn control_requests(ctx: Ctx) -> Outcome {
     // set_model null resets to the default model.
     let mut reset = SetModelRequest::default();
     reset.set_null("model", true);
-    let reset = host.call(reset, STEP).await.map_err(Failure::from_error)?;
+    let reset = host.call(reset).await.map_err(Failure::from_error)?;
     let default_model = reset.model.unwrap_or_default();
     ensure!(
         default_model.starts_with("claude-") && default_model != haiku,
@@ -124,7 +120,7 @@ async fn control_requests(ctx: Ctx) -> Outcome {
     // set_max_thinking_tokens leaves it alone).
     const BUDGET_MODEL: &str = "claude-sonnet-4-5";
     let budget = host
-        .call(set_model(BUDGET_MODEL), STEP)
+        .call(set_model(BUDGET_MODEL))
         .await
         .map_err(Failure::from_error)?;
     ensure!(
@@ -135,13 +131,10 @@ async fn control_requests(ctx: Ctx) -> Outcome {
 
     // set_permission_mode: a valid mode, then one that is not.
     let mode = host
-        .call(
-            SetPermissionModeRequest {
-                mode: PermissionMode::DEFAULT,
-                extra: Default::default(),
-            },
-            STEP,
-        )
+        .call(SetPermissionModeRequest {
+            mode: PermissionMode::DEFAULT,
+            extra: Default::default(),
+        })
         .await
         .map_err(Failure::from_error)?;
     ensure!(
@@ -150,18 +143,19 @@ async fn control_requests(ctx: Ctx) -> Outcome {
         mode.mode
     );
     let invalid = host
-        .call(
-            SetPermissionModeRequest {
-                mode: PermissionMode::new("byre-no-such-mode"),
-                extra: Default::default(),
-            },
-            STEP,
-        )
+        .call(SetPermissionModeRequest {
+            mode: PermissionMode::new("byre-no-such-mode"),
+            extra: Default::default(),
+        })
         .await;
     match invalid {
-        Err(HostError::ControlError { message, code }) => {
+        Err(Error::Request {
+            failure: RequestFailure::Refused { message, code },
+            ..
+        }) => {
+            let code = code.as_ref().map(|c| c.as_str());
             ensure!(
-                code.as_deref() == Some("invalid_mode"),
+                code == Some("invalid_mode"),
                 "invalid mode: error_code {code:?} ({message})"
             );
             ensure!(
@@ -179,7 +173,7 @@ async fn control_requests(ctx: Ctx) -> Outcome {
 
     // mcp_status with no MCP server.
     let status = host
-        .call(McpStatusRequest::default(), STEP)
+        .call(McpStatusRequest::default())
         .await
         .map_err(Failure::from_error)?;
     ensure!(
@@ -190,13 +184,10 @@ async fn control_requests(ctx: Ctx) -> Outcome {
 
     // get_context_usage, summary: typed, and it does not call count_tokens.
     let usage = host
-        .call(
-            GetContextUsageRequest {
-                detail: Some("summary".into()),
-                extra: Default::default(),
-            },
-            STEP,
-        )
+        .call(GetContextUsageRequest {
+            detail: Some("summary".into()),
+            extra: Default::default(),
+        })
         .await
         .map_err(Failure::from_error)?;
     ensure!(
@@ -220,42 +211,33 @@ async fn control_requests(ctx: Ctx) -> Outcome {
 
     // set_max_thinking_tokens: success with no payload at all.
     let thinking = host
-        .request(
+        .raw_request(
             SetMaxThinkingTokensRequest {
                 max_thinking_tokens: Some(0),
                 ..Default::default()
-            },
-            STEP,
+            }
+            .into(),
         )
-        .await
-        .map_err(Failure::from_error)?;
-    match &thinking.response {
-        ControlResponseBody::Success(success) => ensure!(
-            success.response.is_none(),
-            "set_max_thinking_tokens answered a payload: {:?}",
-            success.response
+        .await;
+    match thinking {
+        Ok(payload) => ensure!(
+            payload.is_none(),
+            "set_max_thinking_tokens answered a payload: {payload:?}"
         ),
-        other => {
-            return Err(Failure::new(format!(
-                "set_max_thinking_tokens failed: {other:?}"
-            )))
-        }
+        Err(e) => return Err(Failure::new(format!("set_max_thinking_tokens failed: {e}"))),
     }
 
     // A subtype the CLI does not know, written as raw bytes (byre-proto would decode it as
     // `HostRequest::Unknown`, which a strict replay counts as unknown).
     host.send_raw(
         br#"{"type":"control_request","request_id":"req_bogus","request":{"subtype":"byre_no_such_request"}}"#,
-    )
-    .await
-    .map_err(Failure::from_error)?;
+    )?;
     let answered = host
         .until(
             STEP,
             |m| matches!(m, CliMessage::ControlResponse(r) if r.request_id() == Some("req_bogus")),
         )
-        .await
-        .map_err(Failure::from_error)?;
+        .await?;
     let Some(CliMessage::ControlResponse(bogus)) = answered.last() else {
         return Err(Failure::new("no answer to the unknown subtype"));
     };
@@ -281,10 +263,8 @@ async fn control_requests(ctx: Ctx) -> Outcome {
     }
 
     // A normal turn still works, with the model that was set last and thinking disabled.
-    host.send_user("after the controls")
-        .await
-        .map_err(Failure::from_error)?;
-    let turn = host.until_result(STEP).await.map_err(Failure::from_error)?;
+    host.send_user("after the controls")?;
+    let turn = host.until_result(STEP).await?;
     let result = last_result(&turn)?;
     ensure!(
         result.subtype == ResultSubtype::SUCCESS
@@ -392,20 +372,14 @@ fn set_model(model: &str) -> SetModelRequest {
 /// tool result is an error, the turn ends `aborted_tools`, and the session goes on.
 async fn interrupt_during_bash(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("interrupt_during_bash").await?;
-    let mut host = spawn(&ctx, &env, base_args(), Responder::new()).await?;
-    host.initialize(InitializeRequest::default(), STEP)
-        .await
-        .map_err(Failure::from_error)?;
+    let mut host = SessionHost::start(cli_options(&ctx, &env), &env).await?;
 
-    host.send_user("slow bash please")
-        .await
-        .map_err(Failure::from_error)?;
+    host.send_user("slow bash please")?;
     let mut turn = host
         .until(Duration::from_secs(15), |m| {
             matches!(m, CliMessage::System(SystemMessage::TaskStarted(_)))
         })
-        .await
-        .map_err(Failure::from_error)?;
+        .await?;
     let Some(CliMessage::System(SystemMessage::TaskStarted(task))) = turn.last() else {
         return Err(Failure::new("no task_started"));
     };
@@ -420,7 +394,7 @@ async fn interrupt_during_bash(ctx: Ctx) -> Outcome {
 
     let sent = Instant::now();
     let answer = host
-        .call(InterruptRequest::default(), STEP)
+        .call(InterruptRequest::default())
         .await
         .map_err(Failure::from_error)?;
     let answered_in = sent.elapsed();
@@ -433,7 +407,7 @@ async fn interrupt_during_bash(ctx: Ctx) -> Outcome {
         "interrupt answered still_queued {:?}",
         answer.still_queued
     );
-    turn.extend(host.until_result(STEP).await.map_err(Failure::from_error)?);
+    turn.extend(host.until_result(STEP).await?);
     let ended_in = sent.elapsed();
     ensure!(
         ended_in < Duration::from_secs(8),
@@ -520,21 +494,15 @@ async fn interrupt_during_bash(ctx: Ctx) -> Outcome {
 /// "[Request interrupted by user]", and the session goes on.
 async fn interrupt_during_stream(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("interrupt_during_stream").await?;
-    let mut host = spawn(&ctx, &env, base_args(), Responder::new()).await?;
-    host.initialize(InitializeRequest::default(), STEP)
-        .await
-        .map_err(Failure::from_error)?;
+    let mut host = SessionHost::start(cli_options(&ctx, &env), &env).await?;
 
-    host.send_user("slow stream please")
-        .await
-        .map_err(Failure::from_error)?;
+    host.send_user("slow stream please")?;
     let mut turn = host
         .until(STEP, |m| matches!(m, CliMessage::StreamEvent(_)))
-        .await
-        .map_err(Failure::from_error)?;
+        .await?;
     let sent = Instant::now();
     let answer = host
-        .call(InterruptRequest::default(), STEP)
+        .call(InterruptRequest::default())
         .await
         .map_err(Failure::from_error)?;
     ensure!(
@@ -548,7 +516,7 @@ async fn interrupt_during_stream(ctx: Ctx) -> Outcome {
         answer.still_queued
     );
     let start = turn.len();
-    turn.extend(host.until_result(STEP).await.map_err(Failure::from_error)?);
+    turn.extend(host.until_result(STEP).await?);
 
     let marker = user_texts(&turn)
         .into_iter()
@@ -614,10 +582,7 @@ async fn interrupt_during_stream(ctx: Ctx) -> Outcome {
 /// empty `still_queued`, nothing else follows, and the turns succeed.
 async fn interrupt_idle(ctx: Ctx) -> Outcome {
     let (_model, env) = ctx.fake("interrupt_idle").await?;
-    let mut host = spawn(&ctx, &env, base_args(), Responder::new()).await?;
-    host.initialize(InitializeRequest::default(), STEP)
-        .await
-        .map_err(Failure::from_error)?;
+    let mut host = SessionHost::start(cli_options(&ctx, &env), &env).await?;
 
     idle_interrupt(&mut host, "before any turn").await?;
     let first = next_turn_succeeds(&mut host, "first turn").await?;
@@ -638,10 +603,10 @@ async fn interrupt_idle(ctx: Ctx) -> Outcome {
     Ok(vec![recording(&exit)])
 }
 
-async fn idle_interrupt(host: &mut Host, when: &str) -> Result<(), Failure> {
+async fn idle_interrupt(host: &mut SessionHost, when: &str) -> Result<(), Failure> {
     let sent = Instant::now();
     let answer = host
-        .call(InterruptRequest::default(), STEP)
+        .call(InterruptRequest::default())
         .await
         .map_err(Failure::from_error)?;
     ensure!(
@@ -655,46 +620,27 @@ async fn idle_interrupt(host: &mut Host, when: &str) -> Result<(), Failure> {
         answer.still_queued
     );
     match host.next(QUIET).await {
-        Err(HostError::Timeout { .. }) => Ok(()),
-        Ok(Some(message)) => Err(Failure::new(format!(
+        Next::TimedOut => Ok(()),
+        Next::Message(message) => Err(Failure::new(format!(
             "after an idle interrupt ({when}) the CLI sent {}",
             message.to_value()
         ))),
-        Ok(None) => Err(Failure::new(format!(
-            "the CLI closed stdout after an idle interrupt ({when})"
+        Next::Ended => Err(Failure::new(format!(
+            "the CLI exited after an idle interrupt ({when})"
         ))),
-        Err(e) => Err(Failure::from_error(e)),
     }
 }
 
 // ---------------------------------------------------------------------------------------------
-// sdk MCP servers
-
-/// Starts the CLI in `env` with exactly `args`.
-pub(super) async fn spawn(
-    ctx: &Ctx,
-    env: &ClaudeEnv,
-    args: Vec<String>,
-    responder: Responder,
-) -> Result<Host, Failure> {
-    let mut options = HostOptions::new(&ctx.bin, env).responder(responder);
-    options.args = args;
-    Host::spawn(options).await.map_err(Failure::from_error)
-}
-
-/// `args` followed by `more`.
-pub(super) fn with(mut args: Vec<String>, more: impl IntoIterator<Item = String>) -> Vec<String> {
-    args.extend(more);
-    args
-}
+// shared with the MCP, permission and resume scenarios
 
 /// Sends `text` and checks that its turn ends in success; returns that result.
 pub(super) async fn next_turn_succeeds(
-    host: &mut Host,
+    host: &mut SessionHost,
     text: &str,
 ) -> Result<ResultMessage, Failure> {
-    host.send_user(text).await.map_err(Failure::from_error)?;
-    let turn = host.until_result(STEP).await.map_err(Failure::from_error)?;
+    host.send_user(text)?;
+    let turn = host.until_result(STEP).await?;
     let result = last_result(&turn)?;
     ensure!(
         result.subtype == ResultSubtype::SUCCESS && result.is_error != Some(true),
@@ -705,9 +651,9 @@ pub(super) async fn next_turn_succeeds(
     Ok(result.clone())
 }
 
-/// Closes stdin and checks the CLI exits 0.
-pub(super) async fn finish(host: Host) -> Result<HostExit, Failure> {
-    let exit = host.wait(STEP).await.map_err(Failure::from_error)?;
+/// Ends the input and checks the CLI exits 0.
+pub(super) async fn finish(host: SessionHost) -> Result<SessionExit, Failure> {
+    let exit = host.wait(STEP).await?;
     ensure!(
         exit.status.success(),
         "exit status {:?}; stderr: {}",
@@ -718,7 +664,7 @@ pub(super) async fn finish(host: Host) -> Result<HostExit, Failure> {
 }
 
 /// The recording of one finished process.
-pub(super) fn recording(exit: &HostExit) -> Recording {
+pub(super) fn recording(exit: &SessionExit) -> Recording {
     Recording {
         lines: exit.transcript.clone(),
     }

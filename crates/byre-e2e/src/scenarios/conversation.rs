@@ -8,10 +8,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use byre_proto::{
-    CliMessage, HookEvent, HookOutput, HostMessage, InitializeRequest, ResultSubtype, UserMessage,
-};
-use byre_testkit::{Host, HostOptions, Responder, TranscriptDir, TranscriptKind, TranscriptLine};
+use byre_proto::{CliMessage, HookEvent, HookOutput, ResultSubtype, UserMessage};
+use byre_testkit::{TranscriptDir, TranscriptKind, TranscriptLine};
 
 use crate::{ensure, Ctx, Failure, Outcome, Recording, Scenario};
 
@@ -66,16 +64,10 @@ pub(crate) fn all() -> Vec<Scenario> {
 /// turn when answering the second.
 async fn text_two_turns(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("text_two_turns").await?;
-    let options = HostOptions::new(&ctx.bin, &env);
-    let mut host = Host::spawn(options).await.map_err(Failure::from_error)?;
-    host.initialize(InitializeRequest::default(), STEP)
-        .await
-        .map_err(Failure::from_error)?;
+    let mut host = start(&ctx, &env).await?;
 
-    host.send_user("first question")
-        .await
-        .map_err(Failure::from_error)?;
-    let first = host.until_result(STEP).await.map_err(Failure::from_error)?;
+    host.send_user("first question")?;
+    let first = host.until_result(STEP).await?;
     let first_result = last_result(&first)?;
     ensure!(
         first_result.subtype == ResultSubtype::SUCCESS,
@@ -87,10 +79,8 @@ async fn text_two_turns(ctx: Ctx) -> Outcome {
         first_result.result
     );
 
-    host.send_user("second question")
-        .await
-        .map_err(Failure::from_error)?;
-    let second = host.until_result(STEP).await.map_err(Failure::from_error)?;
+    host.send_user("second question")?;
+    let second = host.until_result(STEP).await?;
     let second_result = last_result(&second)?;
     ensure!(
         second_result.result.as_deref() == Some("Answer two."),
@@ -114,7 +104,7 @@ async fn text_two_turns(ctx: Ctx) -> Outcome {
         "the second API request lacks the first turn: {history}"
     );
 
-    let exit = host.wait(STEP).await.map_err(Failure::from_error)?;
+    let exit = host.wait(STEP).await?;
     ensure!(
         exit.status.success(),
         "exit status {:?}; stderr: {}",
@@ -130,11 +120,9 @@ async fn text_two_turns(ctx: Ctx) -> Outcome {
 /// it, and the turn ends in one result counting two model turns (§2, §7).
 async fn bash_tool(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("bash_tool").await?;
-    let mut host = start(&ctx, &env, Responder::new(), InitializeRequest::default()).await?;
-    host.send_user("please say hi with bash")
-        .await
-        .map_err(fail)?;
-    let turn = json_of(&host.until_result(STEP).await.map_err(fail)?);
+    let mut host = start(&ctx, &env).await?;
+    host.send_user("please say hi with bash")?;
+    let turn = json_of(&host.until_result(STEP).await?);
 
     let call = position(&turn, |v| {
         v["type"] == "assistant"
@@ -225,11 +213,9 @@ async fn bash_tool(ctx: Ctx) -> Outcome {
 /// starts a turn by itself whose result has `origin.kind == "task-notification"` (§7).
 async fn bash_background(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("bash_background").await?;
-    let mut host = start(&ctx, &env, Responder::new(), InitializeRequest::default()).await?;
-    host.send_user("please start the background job")
-        .await
-        .map_err(fail)?;
-    let first = json_of(&host.until_result(STEP).await.map_err(fail)?);
+    let mut host = start(&ctx, &env).await?;
+    host.send_user("please start the background job")?;
+    let first = json_of(&host.until_result(STEP).await?);
 
     let (changed_at, changed) = systems(&first, "background_tasks_changed")
         .into_iter()
@@ -283,12 +269,7 @@ async fn bash_background(ctx: Ctx) -> Outcome {
     );
 
     // stdin stays open: the CLI starts the next turn by itself.
-    let rest = json_of(
-        &host
-            .until(STEP, is_notification_result)
-            .await
-            .map_err(fail)?,
-    );
+    let rest = json_of(&host.until(STEP, is_notification_result).await?);
     let (updated_at, updated) = systems(&rest, "task_updated")
         .into_iter()
         .next()
@@ -374,17 +355,20 @@ async fn stop_hook_block(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("stop_hook_block").await?;
     let calls = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&calls);
-    let responder = Responder::new().hook("hook_0", move |_| {
-        if counter.fetch_add(1, Ordering::SeqCst) == 0 {
-            HookOutput::block("keep going")
-        } else {
-            HookOutput::none()
+    // The driver registers the first hook as callback `hook_0`.
+    let options = cli_options(&ctx, &env).hook(HookEvent::STOP, None, move |_input, _tool_use| {
+        let first = counter.fetch_add(1, Ordering::SeqCst) == 0;
+        async move {
+            Ok(if first {
+                HookOutput::block("keep going")
+            } else {
+                HookOutput::none()
+            })
         }
     });
-    let init = with_hooks(HookEvent::STOP, None, "hook_0");
-    let mut host = start(&ctx, &env, responder, init).await?;
-    host.send_user("stop hook test").await.map_err(fail)?;
-    let turn = json_of(&host.until_result(STEP).await.map_err(fail)?);
+    let mut host = SessionHost::start(options, &env).await?;
+    host.send_user("stop hook test")?;
+    let turn = json_of(&host.until_result(STEP).await?);
 
     let hooks = hook_calls(&turn, "hook_0");
     ensure!(
@@ -458,13 +442,17 @@ async fn stop_hook_block(ctx: Ctx) -> Outcome {
 async fn pretooluse_deny(ctx: Ctx) -> Outcome {
     const REASON: &str = "Bash is blocked by the host";
     let (model, env) = ctx.fake("pretooluse_deny").await?;
-    let responder = Responder::new().hook("hook_pre", |_| HookOutput::deny_tool(REASON));
-    let init = with_hooks(HookEvent::PRE_TOOL_USE, Some("Bash"), "hook_pre");
-    let mut host = start(&ctx, &env, responder, init).await?;
-    host.send_user("run echo hi").await.map_err(fail)?;
-    let turn = json_of(&host.until_result(STEP).await.map_err(fail)?);
+    // The driver registers the hook as callback `hook_0`.
+    let options = cli_options(&ctx, &env).hook(
+        HookEvent::PRE_TOOL_USE,
+        Some("Bash"),
+        |_input, _tool_use| async { Ok(HookOutput::deny_tool(REASON)) },
+    );
+    let mut host = SessionHost::start(options, &env).await?;
+    host.send_user("run echo hi")?;
+    let turn = json_of(&host.until_result(STEP).await?);
 
-    let hooks = hook_calls(&turn, "hook_pre");
+    let hooks = hook_calls(&turn, "hook_0");
     ensure!(
         hooks.len() == 1,
         "expected 1 PreToolUse callback, got {}",
@@ -539,15 +527,13 @@ async fn pretooluse_deny(ctx: Ctx) -> Outcome {
 /// image and the text, and the turn succeeds (§4).
 async fn image_turn(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("image_turn").await?;
-    let mut host = start(&ctx, &env, Responder::new(), InitializeRequest::default()).await?;
+    let mut host = start(&ctx, &env).await?;
     let prompt = UserMessage::with_images(
         [("image/png".to_owned(), PNG_1X1.to_owned())],
         "what is in this image?",
     );
-    host.send(&HostMessage::User(Box::new(prompt)))
-        .await
-        .map_err(fail)?;
-    let turn = json_of(&host.until_result(STEP).await.map_err(fail)?);
+    host.send(prompt)?;
+    let turn = json_of(&host.until_result(STEP).await?);
     let result = only_result(&turn)?;
     ensure!(
         result["subtype"] == "success" && result["result"] == "I see an orange pixel.",
@@ -608,26 +594,24 @@ async fn queued_with_uuids(ctx: Ctx) -> Outcome {
     const U2: &str = "7c3f0f52-0c1e-4b39-9b7e-000000000002";
     const U3: &str = "7c3f0f52-0c1e-4b39-9b7e-000000000003";
     let (model, env) = ctx.fake("queued_with_uuids").await?;
-    let mut host = start(&ctx, &env, Responder::new(), InitializeRequest::default()).await?;
-    let user =
-        |text: &str, uuid: &str| HostMessage::User(Box::new(UserMessage::prompt(text).uuid(uuid)));
-    host.send(&user("first message", U1)).await.map_err(fail)?;
+    let mut host = start(&ctx, &env).await?;
+    let user = |text: &str, uuid: &str| UserMessage::prompt(text).uuid(uuid);
+    host.send(user("first message", U1))?;
     // The first turn is running once its lifecycle says `started`; its reply takes 1.5 s.
     let mut seen = host
         .until(STEP, |m| {
             matches!(m, CliMessage::CommandLifecycle(c)
                 if c.command_uuid == U1 && c.state.as_str() == "started")
         })
-        .await
-        .map_err(fail)?;
-    host.send(&user("second message", U2)).await.map_err(fail)?;
-    host.send(&user("third message", U3)).await.map_err(fail)?;
-    seen.extend(host.until_result(STEP).await.map_err(fail)?);
+        .await?;
+    host.send(user("second message", U2))?;
+    host.send(user("third message", U3))?;
+    seen.extend(host.until_result(STEP).await?);
     ensure!(
         model.message_requests().len() == 1,
         "the queued messages did not wait for the first turn"
     );
-    seen.extend(host.until_result(STEP).await.map_err(fail)?);
+    seen.extend(host.until_result(STEP).await?);
     // `completed` comes after the turn's result: wait for both queued messages'.
     let mut completed = 0;
     seen.extend(
@@ -640,8 +624,7 @@ async fn queued_with_uuids(ctx: Ctx) -> Outcome {
             }
             completed == 2
         })
-        .await
-        .map_err(fail)?,
+        .await?,
     );
     let all = json_of(&seen);
 
@@ -735,10 +718,10 @@ async fn queued_with_uuids(ctx: Ctx) -> Outcome {
 /// result, then the process exits 0 (§1).
 async fn stdin_closed_mid_turn(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("stdin_closed_mid_turn").await?;
-    let mut host = start(&ctx, &env, Responder::new(), InitializeRequest::default()).await?;
-    host.send_user("answer slowly please").await.map_err(fail)?;
-    host.close_stdin();
-    let exit = host.wait(STEP).await.map_err(fail)?;
+    let host = start(&ctx, &env).await?;
+    host.send_user("answer slowly please")?;
+    host.close_stdin()?;
+    let exit = host.wait(STEP).await?;
     ensure!(
         exit.status.code() == Some(0),
         "exit status {:?}; stderr: {}",
@@ -786,19 +769,17 @@ async fn stdin_closed_mid_turn(ctx: Ctx) -> Outcome {
 /// input line` on stderr and writes no further result (§4).
 async fn malformed_stdin_line(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("malformed_stdin_line").await?;
-    let mut host = start(&ctx, &env, Responder::new(), InitializeRequest::default()).await?;
-    host.send_user("ping").await.map_err(fail)?;
-    let turn = json_of(&host.until_result(STEP).await.map_err(fail)?);
+    let mut host = start(&ctx, &env).await?;
+    host.send_user("ping")?;
+    let turn = json_of(&host.until_result(STEP).await?);
     let result = only_result(&turn)?;
     ensure!(
         result["subtype"] == "success" && result["result"] == "pong",
         "the result: {}",
         brief(result)
     );
-    host.send_raw(br#"{"type":"user","message":{"role":"user","content":"oops"}"#)
-        .await
-        .map_err(fail)?;
-    let exit = host.wait(STEP).await.map_err(fail)?;
+    host.send_raw(br#"{"type":"user","message":{"role":"user","content":"oops"}"#)?;
+    let exit = host.wait(STEP).await?;
     ensure!(
         exit.status.code() == Some(1),
         "exit status {:?}; stderr: {}",

@@ -4,11 +4,10 @@
 use std::sync::{Arc, Mutex};
 
 use byre_proto::{
-    CanUseToolRequest, CliMessage, CliRequest, ContentBlock, InitializeRequest, JsonRpcMessage,
-    McpServerState, McpStatusRequest, MessageContent, PermissionResult, ResultSubtype,
-    SystemMessage,
+    CanUseToolRequest, CliMessage, CliRequest, ContentBlock, JsonRpcMessage, McpServerState,
+    McpStatusRequest, MessageContent, PermissionResult, ResultSubtype, SystemMessage,
 };
-use byre_testkit::{base_args, simple_mcp_server, Host, McpTool, Responder};
+use byre_testkit::{simple_mcp_server, McpTool};
 use serde_json::{json, Value};
 
 use super::control::*;
@@ -29,15 +28,6 @@ pub(crate) fn all() -> Vec<Scenario> {
             run: |ctx| Box::pin(can_use_tool(ctx)),
         },
     ]
-}
-
-/// The `--mcp-config` of the in-process server "byre".
-fn mcp_config(always_load: bool) -> String {
-    let mut server = json!({"type": "sdk", "name": "byre"});
-    if always_load {
-        server["alwaysLoad"] = json!(true);
-    }
-    json!({"mcpServers": {"byre": server}}).to_string()
 }
 
 /// The "byre" server with its `lookup` tool; every call's arguments are pushed on `calls`.
@@ -115,30 +105,20 @@ fn check_mcp_handshake(messages: &[CliMessage]) -> Result<(), Failure> {
 }
 
 /// Notes in the transcript which MCP requests came before the initialize answer.
-fn note_mcp_before_initialize(host: &mut Host) {
-    let methods: Vec<String> = host
-        .transcript()
-        .iter()
-        .filter(|l| l.is_recv())
-        .filter_map(|l| l.msg())
-        .take_while(|m| m["type"] != "control_response")
-        .filter(|m| m["request"]["subtype"] == "mcp_message")
-        .map(|m| {
-            m["request"]["message"]["method"]
-                .as_str()
-                .unwrap_or("")
-                .to_owned()
-        })
+fn note_mcp_before_initialize(host: &SessionHost) -> Result<(), Failure> {
+    let methods: Vec<String> = mcp_methods(host.before_initialize(), "byre")
+        .into_iter()
+        .map(|(method, _)| method)
         .collect();
     host.note(format!(
         "MCP requests before the initialize answer: {methods:?}"
-    ));
+    ))
 }
 
 /// Checks `mcp_status`: "byre" connected over sdk with its `lookup` tool.
-async fn check_mcp_status(host: &mut Host) -> Result<(), Failure> {
+async fn check_mcp_status(host: &mut SessionHost) -> Result<(), Failure> {
     let status = host
-        .call(McpStatusRequest::default(), STEP)
+        .call(McpStatusRequest::default())
         .await
         .map_err(Failure::from_error)?;
     let servers = status.mcp_servers.unwrap_or_default();
@@ -168,19 +148,17 @@ async fn check_mcp_status(host: &mut Host) -> Result<(), Failure> {
 async fn sdk_mcp_always_load(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("sdk_mcp_always_load").await?;
     let calls = Arc::new(Mutex::new(Vec::new()));
-    let responder = Responder::new().mcp_server("byre", byre_server(Arc::clone(&calls)));
-    let mut args = base_args();
-    args.extend(["--mcp-config".to_owned(), mcp_config(true)]);
-    let mut host = spawn(&ctx, &env, args, responder).await?;
-    host.initialize(InitializeRequest::default(), STEP)
-        .await
-        .map_err(Failure::from_error)?;
-    note_mcp_before_initialize(&mut host);
+    // The driver declares the server in `--mcp-config`, with `alwaysLoad`.
+    let options = cli_options(&ctx, &env).mcp_server(
+        "byre",
+        true,
+        mcp_handler(byre_server(Arc::clone(&calls))),
+    );
+    let mut host = SessionHost::start(options, &env).await?;
+    note_mcp_before_initialize(&host)?;
 
-    host.send_user("please look up byre")
-        .await
-        .map_err(Failure::from_error)?;
-    let seen = host.until_result(STEP).await.map_err(Failure::from_error)?;
+    host.send_user("please look up byre")?;
+    let seen = host.until_result(STEP).await?;
     let first = last_result(&seen)?;
     ensure!(
         first.subtype == ResultSubtype::SUCCESS
@@ -237,10 +215,8 @@ async fn sdk_mcp_always_load(ctx: Ctx) -> Outcome {
     check_mcp_status(&mut host).await?;
 
     // A failing call: the model gets an error tool_result.
-    host.send_user("please look up missing")
-        .await
-        .map_err(Failure::from_error)?;
-    let failed = host.until_result(STEP).await.map_err(Failure::from_error)?;
+    host.send_user("please look up missing")?;
+    let failed = host.until_result(STEP).await?;
     let result = last_result(&failed)?;
     ensure!(
         result.result.as_deref() == Some("The lookup failed."),
@@ -276,20 +252,18 @@ async fn sdk_mcp_always_load(ctx: Ctx) -> Outcome {
 async fn sdk_mcp_deferred(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("sdk_mcp_deferred").await?;
     let calls = Arc::new(Mutex::new(Vec::new()));
-    let responder = Responder::new().mcp_server("byre", byre_server(Arc::clone(&calls)));
-    let mut args = base_args();
-    args.extend(["--mcp-config".to_owned(), mcp_config(false)]);
-    let mut host = spawn(&ctx, &env, args, responder).await?;
-    host.initialize(InitializeRequest::default(), STEP)
-        .await
-        .map_err(Failure::from_error)?;
-    note_mcp_before_initialize(&mut host);
+    // The driver declares the server in `--mcp-config`, without `alwaysLoad`.
+    let options = cli_options(&ctx, &env).mcp_server(
+        "byre",
+        false,
+        mcp_handler(byre_server(Arc::clone(&calls))),
+    );
+    let mut host = SessionHost::start(options, &env).await?;
+    note_mcp_before_initialize(&host)?;
 
     // Turn 1: the model calls the deferred tool directly.
-    host.send_user("please call the tool directly")
-        .await
-        .map_err(Failure::from_error)?;
-    let direct = host.until_result(STEP).await.map_err(Failure::from_error)?;
+    host.send_user("please call the tool directly")?;
+    let direct = host.until_result(STEP).await?;
     check_mcp_handshake(&direct)?;
     let result = last_result(&direct)?;
     ensure!(
@@ -324,10 +298,8 @@ async fn sdk_mcp_deferred(ctx: Ctx) -> Outcome {
     );
 
     // Turn 2: ToolSearch loads the tool, then the model calls it.
-    host.send_user("please search for the tool")
-        .await
-        .map_err(Failure::from_error)?;
-    let searched = host.until_result(STEP).await.map_err(Failure::from_error)?;
+    host.send_user("please search for the tool")?;
+    let searched = host.until_result(STEP).await?;
     let result = last_result(&searched)?;
     ensure!(
         result.result.as_deref() == Some("Found it through ToolSearch."),
@@ -421,37 +393,25 @@ pub(super) fn api_tool_result(body: &Value, tool_use_id: &str) -> Option<Value> 
 /// error and is listed in the result's permission denials.
 async fn can_use_tool(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("can_use_tool").await?;
-    let responder = Responder::new().can_use_tool(|ask: &CanUseToolRequest| {
+    // `can_use_tool` starts the CLI with `--permission-prompt-tool stdio`.
+    let mut options = cli_options(&ctx, &env).can_use_tool(|ask: CanUseToolRequest| {
         let command = ask
             .input
             .get("command")
             .and_then(Value::as_str)
             .unwrap_or("");
-        if command.contains("allowed.txt") {
+        let answer = if command.contains("allowed.txt") {
             PermissionResult::allow(ask.input.clone())
         } else {
             PermissionResult::deny("host says no")
-        }
+        };
+        async move { Ok(answer) }
     });
-    let mut args = without_permission_flags(base_args());
-    args.extend(
-        [
-            "--permission-mode",
-            "default",
-            "--permission-prompt-tool",
-            "stdio",
-        ]
-        .map(String::from),
-    );
-    let mut host = spawn(&ctx, &env, args, responder).await?;
-    host.initialize(InitializeRequest::default(), STEP)
-        .await
-        .map_err(Failure::from_error)?;
+    options.launch.permission_mode = Some("default".into());
+    let mut host = SessionHost::start(options, &env).await?;
 
-    host.send_user("please make two files")
-        .await
-        .map_err(Failure::from_error)?;
-    let turn = host.until_result(STEP).await.map_err(Failure::from_error)?;
+    host.send_user("please make two files")?;
+    let turn = host.until_result(STEP).await?;
 
     let asks: Vec<&CanUseToolRequest> = turn
         .iter()
@@ -584,22 +544,6 @@ fn permission_decision(messages: &[CliMessage], id: &str) -> Option<(String, Str
             }),
         _ => None,
     })
-}
-
-/// `args` without `--permission-mode X` and `--allow-dangerously-skip-permissions`.
-fn without_permission_flags(args: Vec<String>) -> Vec<String> {
-    let mut out = Vec::with_capacity(args.len());
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--permission-mode" => {
-                args.next();
-            }
-            "--allow-dangerously-skip-permissions" => {}
-            _ => out.push(arg),
-        }
-    }
-    out
 }
 
 // ---------------------------------------------------------------------------------------------

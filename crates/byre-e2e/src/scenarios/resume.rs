@@ -5,8 +5,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use byre_proto::{CliMessage, InitializeRequest, ResultSubtype, SystemMessage};
-use byre_testkit::{base_args, HostError, Responder};
+use byre_proto::{CliMessage, ResultSubtype, SystemMessage};
+use byre_session::driver::Error;
+use byre_session::session::RequestFailure;
 use serde_json::Value;
 
 use super::control::*;
@@ -32,14 +33,9 @@ async fn resume_and_fork(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("resume_and_fork").await?;
 
     // A: two turns.
-    let mut a = spawn(&ctx, &env, base_args(), Responder::new()).await?;
-    a.initialize(InitializeRequest::default(), STEP)
-        .await
-        .map_err(Failure::from_error)?;
-    a.send_user("please remember the word apple")
-        .await
-        .map_err(Failure::from_error)?;
-    let turn1 = a.until_result(STEP).await.map_err(Failure::from_error)?;
+    let mut a = SessionHost::start(cli_options(&ctx, &env), &env).await?;
+    a.send_user("please remember the word apple")?;
+    let turn1 = a.until_result(STEP).await?;
     let session = last_result(&turn1)?
         .session_id
         .clone()
@@ -64,22 +60,10 @@ async fn resume_and_fork(ctx: Ctx) -> Outcome {
     )
     .ok_or_else(|| Failure::new(format!("no session file {session}.jsonl under HOME")))?;
 
-    // B: resume A.
-    let resume = format!("--resume={session}");
-    let mut b = spawn(
-        &ctx,
-        &env,
-        with(base_args(), [resume.clone()]),
-        Responder::new(),
-    )
-    .await?;
-    b.initialize(InitializeRequest::default(), STEP)
-        .await
-        .map_err(Failure::from_error)?;
-    b.send_user("which word did I say")
-        .await
-        .map_err(Failure::from_error)?;
-    let turn_b = b.until_result(STEP).await.map_err(Failure::from_error)?;
+    // B: resume A (`--resume=<id>`).
+    let mut b = SessionHost::start(cli_options(&ctx, &env).resume(&session), &env).await?;
+    b.send_user("which word did I say")?;
+    let turn_b = b.until_result(STEP).await?;
     let result_b = last_result(&turn_b)?;
     ensure!(
         result_b.result.as_deref() == Some("You said apple."),
@@ -113,26 +97,17 @@ async fn resume_and_fork(ctx: Ctx) -> Outcome {
     let a_before_fork =
         std::fs::read(&a_file).map_err(|e| Failure::new(format!("{}: {e}", a_file.display())))?;
 
-    // C: fork A after its first answer, into a new id, from another directory.
-    let fork_id = uuid_v4();
+    // C: fork A after its first answer, into a new id, from another directory
+    // (`--resume=<id> --resume-session-at=<uuid> --fork-session --session-id=<new id>`).
     let env_c = env.with_fresh_cwd().map_err(Failure::from_error)?;
-    let args_c = with(
-        base_args(),
-        [
-            resume,
-            format!("--resume-session-at={first_answer}"),
-            "--fork-session".to_owned(),
-            format!("--session-id={fork_id}"),
-        ],
+    let (options_c, fork_id) = cli_options(&ctx, &env_c).fork(&session, &first_answer, env_c.cwd());
+    ensure!(
+        fork_id != session,
+        "the fork's new session id is A's: {fork_id}"
     );
-    let mut c = spawn(&ctx, &env_c, args_c, Responder::new()).await?;
-    c.initialize(InitializeRequest::default(), STEP)
-        .await
-        .map_err(Failure::from_error)?;
-    c.send_user("a question in the fork")
-        .await
-        .map_err(Failure::from_error)?;
-    let turn_c = c.until_result(STEP).await.map_err(Failure::from_error)?;
+    let mut c = SessionHost::start(options_c, &env_c).await?;
+    c.send_user("a question in the fork")?;
+    let turn_c = c.until_result(STEP).await?;
     let result_c = last_result(&turn_c)?;
     ensure!(
         result_c.result.as_deref() == Some("Answer in the fork."),
@@ -217,18 +192,13 @@ async fn resume_and_fork(ctx: Ctx) -> Outcome {
 async fn resume_unknown_id(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("resume_unknown_id").await?;
     let missing = uuid_v4();
-    let mut host = spawn(
-        &ctx,
-        &env,
-        with(base_args(), [format!("--resume={missing}")]),
-        Responder::new(),
-    )
-    .await?;
     let started = Instant::now();
-    let answer = host.initialize(InitializeRequest::default(), STEP).await;
+    let mut host = SessionHost::spawn(cli_options(&ctx, &env).resume(&missing), &env).await?;
+    let answer = host.initialize().await;
     let took = started.elapsed();
     ensure!(
-        matches!(answer, Err(HostError::Exited { .. })),
+        matches!(&answer, Err(Error::Request { subtype, failure: RequestFailure::Exited(_) })
+            if subtype == "initialize"),
         "initialize did not fail because the CLI exited: {answer:?}"
     );
     ensure!(
@@ -236,7 +206,7 @@ async fn resume_unknown_id(ctx: Ctx) -> Outcome {
         "initialize took {took:?} to fail"
     );
 
-    let exit = host.wait(STEP).await.map_err(Failure::from_error)?;
+    let exit = host.wait(STEP).await?;
     ensure!(
         exit.status.code() == Some(1),
         "exit status {:?}, expected 1",
@@ -270,7 +240,11 @@ async fn resume_unknown_id(ctx: Ctx) -> Outcome {
         !exit
             .messages
             .iter()
-            .any(|m| matches!(m, CliMessage::ControlResponse(_))),
+            .any(|m| matches!(m, CliMessage::ControlResponse(_)))
+            && !exit
+                .transcript
+                .iter()
+                .any(|l| l.is_recv() && l.msg().is_some_and(|m| m["type"] == "control_response")),
         "the CLI answered initialize after all"
     );
     // Unlike a turn's result, the start-up result has `type` as its first key.

@@ -1,17 +1,14 @@
 //! Helpers shared by the scenarios: starting and finishing a run, and reading messages as
 //! JSON values (by key, never by position).
 
-use std::collections::BTreeMap;
-use std::time::Duration;
-
-use byre_proto::{CliMessage, HookEvent, HookMatcher, InitializeRequest};
-use byre_testkit::{FakeModel, Host, HostExit, HostOptions, Responder};
+use byre_proto::CliMessage;
+use byre_testkit::{ClaudeEnv, FakeModel};
 use serde_json::Value;
 
+pub(crate) use crate::session_host::{
+    cli_options, mcp_handler, Next, SessionExit, SessionHost, STEP,
+};
 use crate::{ensure, Ctx, Failure};
-
-/// How long one step of a scenario may take.
-pub(crate) const STEP: Duration = Duration::from_secs(30);
 
 /// The last `result` of a turn's messages.
 pub(crate) fn last_result(messages: &[CliMessage]) -> Result<&byre_proto::ResultMessage, Failure> {
@@ -25,36 +22,15 @@ pub(crate) fn last_result(messages: &[CliMessage]) -> Result<&byre_proto::Result
         .ok_or_else(|| Failure::new("the turn ended without a result"))
 }
 
-pub(crate) fn fail(error: impl std::fmt::Display) -> Failure {
-    Failure::from_error(error)
+/// Starts the CLI in `env` with the default options and waits for its initialize answer.
+pub(crate) async fn start(ctx: &Ctx, env: &ClaudeEnv) -> Result<SessionHost, Failure> {
+    SessionHost::start(cli_options(ctx, env), env).await
 }
 
-/// Spawns the CLI with the default arguments and `responder`, and initializes it.
-pub(crate) async fn start(
-    ctx: &Ctx,
-    env: &byre_testkit::ClaudeEnv,
-    responder: Responder,
-    init: InitializeRequest,
-) -> Result<Host, Failure> {
-    let options = HostOptions::new(&ctx.bin, env).responder(responder);
-    let mut host = Host::spawn(options).await.map_err(fail)?;
-    host.initialize(init, STEP).await.map_err(fail)?;
-    Ok(host)
-}
-
-/// An initialize request registering one callback for one event.
-pub(crate) fn with_hooks(event: HookEvent, matcher: Option<&str>, id: &str) -> InitializeRequest {
-    let registration = HookMatcher::new(matcher.map(str::to_owned), vec![id.to_owned()]);
-    InitializeRequest {
-        hooks: Some(BTreeMap::from([(event, vec![registration])])),
-        ..InitializeRequest::default()
-    }
-}
-
-/// Closes stdin and waits: the process must exit 0 with no further result, and every API
+/// Ends the input and waits: the process must exit 0 with no further result, and every API
 /// request must have matched a rule of the script.
-pub(crate) async fn finish(host: Host, model: &FakeModel) -> Result<HostExit, Failure> {
-    let exit = host.wait(STEP).await.map_err(fail)?;
+pub(crate) async fn finish(host: SessionHost, model: &FakeModel) -> Result<SessionExit, Failure> {
+    let exit = host.wait(STEP).await?;
     ensure!(
         exit.status.success(),
         "exit status {:?}; stderr: {}",

@@ -1,5 +1,6 @@
 //! The tokio driver against the real CLI, offline: prompts, hooks, interrupts from another
-//! task, a panicking handler, a slow consumer, and requests failing when the CLI exits.
+//! task, a panicking handler, a slow consumer, requests failing when the CLI exits, ending the
+//! input and waiting for the exit, raw lines, start-up failures, and the transcript.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -8,7 +9,10 @@ use std::time::Duration;
 use byre_proto::{CliMessage, HookEvent, HookOutput, ResultSubtype, TerminalReason};
 use byre_session::driver::{query, Claude, Error, Fault, Options};
 use byre_session::session::{Event, RequestFailure};
-use byre_testkit::{claude_bin, ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
+use byre_testkit::{
+    claude_bin, read_transcript, ClaudeEnv, FakeModel, Match, Reply, Rule, Script, TranscriptDir,
+    TranscriptKind, TranscriptLine,
+};
 use futures::StreamExt;
 
 const STEP: Duration = Duration::from_secs(30);
@@ -334,4 +338,204 @@ async fn resume_and_fork_into_another_directory() {
         "{history}"
     );
     claude.close().await.unwrap();
+}
+
+/// Every event until the stream ends (it must, within `STEP`).
+async fn until_the_end(events: &mut byre_session::driver::Events) -> Vec<Event> {
+    let mut seen = Vec::new();
+    loop {
+        match tokio::time::timeout(STEP, events.next()).await {
+            Ok(Some(event)) => seen.push(event),
+            Ok(None) => return seen,
+            Err(_) => panic!("the event stream did not end; last events: {seen:?}"),
+        }
+    }
+}
+
+fn results(events: &[Event]) -> Vec<&byre_proto::ResultMessage> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Message(CliMessage::Result(r)) => Some(&**r),
+            _ => None,
+        })
+        .collect()
+}
+
+fn notes(lines: &[TranscriptLine]) -> Vec<&str> {
+    lines.iter().filter_map(TranscriptLine::note).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ending_the_input_lets_the_turn_finish_and_the_cli_exit_by_itself() {
+    let script = Script::new().rule(
+        Rule::when(Match::user_text_contains("slowly"))
+            .reply(Reply::text("Slow answer.").delay_ms(1500)),
+    );
+    let model = FakeModel::start(script).await.unwrap();
+    let (mut options, env) = options(&model);
+    let transcript = env.home().join("transcript.jsonl");
+    options.transcript = Some(transcript.clone());
+    options.transcript_stream_events = true;
+    options.transcript_launch = true;
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    claude.note("the prompt comes next").unwrap();
+    claude.send("answer slowly please").unwrap();
+    claude.end_input().unwrap();
+    // Nothing more can be sent.
+    assert!(matches!(claude.send("too late"), Err(Error::Closed(_))));
+    assert!(matches!(claude.interrupt().await, Err(Error::Closed(_))));
+    // The turn still runs to its result, then the CLI exits and the stream ends.
+    let seen = until_the_end(&mut events).await;
+    let results = results(&seen);
+    assert_eq!(results.len(), 1, "{seen:?}");
+    assert_eq!(results[0].result.as_deref(), Some("Slow answer."));
+    let exit = tokio::time::timeout(STEP, claude.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(exit.status.success(), "{exit:?}");
+    assert!(
+        !matches!(
+            exit.stopped,
+            byre_transport::Stopped::Terminated | byre_transport::Stopped::Killed
+        ),
+        "{exit:?}"
+    );
+    // Asked again, and closing an exited CLI, give the same end.
+    assert_eq!(claude.wait().await.unwrap().status, exit.status);
+    assert_eq!(claude.close().await.unwrap().status, exit.status);
+
+    let lines = read_transcript(&transcript).unwrap();
+    let notes = notes(&lines);
+    assert!(
+        notes[0].starts_with("argv: [") && notes[0].contains("--input-format"),
+        "{notes:?}"
+    );
+    assert_eq!(notes[1], format!("cwd: {}", env.cwd().display()));
+    let at = |pred: &dyn Fn(&TranscriptLine) -> bool| lines.iter().position(pred);
+    let prompt = at(&|l| l.is_send() && l.raw.contains("answer slowly")).unwrap();
+    let noted = at(&|l| l.note() == Some("the prompt comes next")).unwrap();
+    let closed = at(&|l| l.note() == Some("stdin closed")).unwrap();
+    let result = at(&|l| l.is_recv() && l.raw.contains("\"type\":\"result\"")).unwrap();
+    let stdout = at(&|l| l.note() == Some("stdout closed")).unwrap();
+    assert!(
+        noted < prompt && prompt < closed && closed < result && result < stdout,
+        "{notes:?}"
+    );
+    assert_eq!(notes.last(), Some(&"exited: exit status: 0"), "{notes:?}");
+    assert!(lines
+        .iter()
+        .any(|l| l.is_recv() && l.raw.contains("\"stream_event\"")));
+    let times: Vec<f64> = lines.iter().map(|l| l.t).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    assert!(times[result] >= 1.5, "the reply took 1.5 s: {times:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raw_lines_are_written_as_they_are() {
+    let script = Script::new().rule(Rule::any().reply(Reply::text("pong")));
+    let model = FakeModel::start(script).await.unwrap();
+    let (mut options, env) = options(&model);
+    let transcript = env.home().join("transcript.jsonl");
+    options.transcript = Some(transcript.clone());
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    assert!(matches!(
+        claude.send_raw("{}\n{}"),
+        Err(Error::InvalidInput(_))
+    ));
+    // A request subtype the CLI does not know: its answer is a message, and no request of
+    // that id was in flight.
+    const BOGUS: &str = r#"{"type":"control_request","request_id":"raw_1","request":{"subtype":"byre_no_such_request"}}"#;
+    claude.send_raw(BOGUS).unwrap();
+    let mut seen = Vec::new();
+    let answer = loop {
+        let event = tokio::time::timeout(STEP, events.next())
+            .await
+            .unwrap()
+            .unwrap();
+        if let Event::Message(CliMessage::ControlResponse(r)) = &event {
+            if r.request_id() == Some("raw_1") {
+                break r.clone();
+            }
+        }
+        seen.push(event);
+    };
+    match &answer.response {
+        byre_proto::ControlResponseBody::Error(e) => assert_eq!(
+            e.error_code.as_ref().map(|c| c.as_str()),
+            Some("unsupported_request")
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        seen.iter().any(|e| matches!(
+            e,
+            Event::Protocol(byre_session::session::ProtocolViolation::UnknownResponse(id)) if id == "raw_1"
+        )),
+        "{seen:?}"
+    );
+    // A line that is not JSON: the CLI gives up with exit status 1.
+    claude.send_raw(&b"{\"type\":\"user\""[..]).unwrap();
+    let rest = until_the_end(&mut events).await;
+    assert!(results(&rest).is_empty(), "{rest:?}");
+    let exit = claude.wait().await.unwrap();
+    assert_eq!(exit.status.code(), Some(1), "{exit:?}");
+    assert!(
+        exit.stderr_tail
+            .contains("Error parsing streaming input line"),
+        "{}",
+        exit.stderr_tail
+    );
+    let lines = read_transcript(&transcript).unwrap();
+    let raw: Vec<&TranscriptLine> = lines
+        .iter()
+        .filter(|l| l.kind == TranscriptKind::Raw)
+        .collect();
+    assert_eq!(raw.len(), 2, "{lines:?}");
+    assert!(raw.iter().all(|l| l.dir == TranscriptDir::Send));
+    assert_eq!(raw[0].raw, BOGUS);
+    assert_eq!(notes(&lines).last(), Some(&"exited: exit status: 1"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_up_failure_keeps_what_the_cli_wrote_and_how_it_exited() {
+    let model = FakeModel::start(Script::new()).await.unwrap();
+    let (options, _env) = options(&model);
+    let missing = "7c3f0f52-0c1e-4b39-9b7e-00000000dead";
+    // `start` fails: the CLI exited instead of answering `initialize`.
+    let err = Claude::start(options.clone().resume(missing))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Request { subtype, failure: RequestFailure::Exited(_) } if subtype == "initialize"),
+        "{err}"
+    );
+    // `spawn` gives the same failure, and keeps the events and the exit.
+    let (claude, mut events) = Claude::spawn(options.resume(missing)).await.unwrap();
+    let err = claude.initialized().await.unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            Error::Request {
+                failure: RequestFailure::Exited(_),
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let seen = until_the_end(&mut events).await;
+    let results = results(&seen);
+    assert_eq!(results.len(), 1, "{seen:?}");
+    assert_eq!(results[0].is_error, Some(true));
+    assert_eq!(results[0].session_id.as_deref(), Some(missing));
+    let exit = claude.wait().await.unwrap();
+    assert_eq!(exit.status.code(), Some(1));
+    assert!(
+        exit.stderr_tail
+            .contains(&format!("No conversation found with session ID: {missing}")),
+        "{}",
+        exit.stderr_tail
+    );
+    assert!(model.requests().is_empty());
 }

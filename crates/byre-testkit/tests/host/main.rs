@@ -16,6 +16,8 @@ use byre_testkit::{
 };
 use serde_json::{json, Value};
 
+mod transcript;
+
 const T: Duration = Duration::from_secs(60);
 
 /// The provisioned CLI, or a failure that says why.

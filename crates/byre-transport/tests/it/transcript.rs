@@ -1,4 +1,5 @@
-//! The transcript writer: exact lines, no stream events, email redaction, flushing.
+//! The transcript writer: exact lines with their time, stream events left out or kept, raw
+//! lines and notes, email redaction, flushing.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -26,6 +27,23 @@ impl Shared {
     }
 }
 
+/// A transcript line without its `"t":<seconds>` (checked to be a number of seconds).
+fn untimed(line: &str) -> String {
+    let at = line
+        .find(",\"t\":")
+        .unwrap_or_else(|| panic!("no t: {line}"));
+    let value_at = at + ",\"t\":".len();
+    let end = value_at
+        + line[value_at..]
+            .find(',')
+            .unwrap_or_else(|| panic!("nothing after t: {line}"));
+    let t: f64 = line[value_at..end]
+        .parse()
+        .unwrap_or_else(|e| panic!("t is not a number ({e}): {line}"));
+    assert!((0.0..60.0).contains(&t), "{line}");
+    format!("{}{}", &line[..at], &line[end..])
+}
+
 fn recv(writer: &mut TranscriptWriter, line: &str) {
     let message = CliMessage::from_slice(line.as_bytes()).unwrap();
     writer.record_recv(line.as_bytes(), &message).unwrap();
@@ -47,7 +65,7 @@ fn lines_are_kept_exactly_without_stream_events() {
     recv(&mut writer, result);
     // Flushed at the result, without closing.
     let text = out.text();
-    let lines: Vec<&str> = text.lines().collect();
+    let lines: Vec<String> = text.lines().map(untimed).collect();
     assert_eq!(
         lines,
         [
@@ -56,6 +74,67 @@ fn lines_are_kept_exactly_without_stream_events() {
         ]
     );
     drop(writer);
+}
+
+#[test]
+fn stream_events_are_kept_when_asked() {
+    let out = Shared::default();
+    let mut writer = TranscriptWriter::new(out.clone()).keep_stream_events(true);
+    let event = r#"{"type":"stream_event","event":{"type":"message_stop"},"session_id":"s"}"#;
+    recv(&mut writer, event);
+    writer.close().unwrap();
+    assert_eq!(
+        untimed(out.text().trim_end()),
+        format!(r#"{{"dir":"recv","msg":{event}}}"#)
+    );
+}
+
+#[test]
+fn raw_lines_and_notes_are_strings_after_the_time() {
+    let out = Shared::default();
+    let mut writer = TranscriptWriter::new(out.clone());
+    // JSON written as it is stays a raw string: a replay must not take it for a message.
+    writer
+        .record_raw(br#"{"type":"control_request","request_id":"x"}"#)
+        .unwrap();
+    writer.record_raw(b"{not json\n").unwrap();
+    // A note is flushed at once.
+    writer.record_note("stdin closed").unwrap();
+    let text = out.text();
+    let lines: Vec<String> = text.lines().map(untimed).collect();
+    assert_eq!(
+        lines,
+        [
+            r#"{"dir":"send","raw":"{\"type\":\"control_request\",\"request_id\":\"x\"}"}"#,
+            r#"{"dir":"send","raw":"{not json"}"#,
+            r#"{"dir":"note","note":"stdin closed"}"#,
+        ]
+    );
+    drop(writer);
+}
+
+#[test]
+fn t_counts_seconds_since_the_writer_was_created() {
+    let out = Shared::default();
+    let mut writer = TranscriptWriter::new(out.clone());
+    writer.record_note("first").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    writer.record_note("second").unwrap();
+    let times: Vec<f64> = out
+        .text()
+        .lines()
+        .map(|l| {
+            let entry: serde_json::Value = serde_json::from_str(l).unwrap();
+            entry["t"].as_f64().expect("a number t")
+        })
+        .collect();
+    assert!(times[0] >= 0.0, "{times:?}");
+    // The thread slept at least 30 ms between them (rounding may take off one).
+    assert!(times[1] - times[0] >= 0.029, "{times:?}");
+    // To the millisecond.
+    for t in &times {
+        assert_eq!((t * 1000.0).round() / 1000.0, *t);
+    }
 }
 
 #[test]
@@ -89,7 +168,7 @@ fn a_bad_line_is_kept_as_raw_text() {
     writer.record_send(b"this is not json").unwrap();
     writer.close().unwrap();
     assert_eq!(
-        out.text(),
+        untimed(&out.text()),
         "{\"dir\":\"send\",\"raw\":\"this is not json\"}\n"
     );
 }
@@ -141,4 +220,49 @@ fn written_transcripts_replay_as_the_recorded_ones() {
     }
     writer.close().unwrap();
     assert_eq!(out.text().lines().count(), expected);
+}
+
+#[test]
+fn written_lines_read_back_as_the_recorders_lines() {
+    // With stream events kept, the writer's file is the recorder's format: each line reads
+    // back (byre-testkit's reader) with the same direction, kind and exact text.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/transcripts/cli-2.1.328/bash_tool.jsonl");
+    let recorded = byre_testkit::read_transcript(&path).unwrap();
+    let out = Shared::default();
+    let mut writer = TranscriptWriter::new(out.clone()).keep_stream_events(true);
+    for line in &recorded {
+        match (line.dir, line.kind) {
+            (byre_testkit::TranscriptDir::Send, byre_testkit::TranscriptKind::Msg) => {
+                writer.record_send(line.raw.as_bytes()).unwrap()
+            }
+            (byre_testkit::TranscriptDir::Send, _) => {
+                writer.record_raw(line.raw.as_bytes()).unwrap()
+            }
+            (byre_testkit::TranscriptDir::Recv, _) => recv(&mut writer, &line.raw),
+            (byre_testkit::TranscriptDir::Note, _) => writer.record_note(&line.raw).unwrap(),
+        }
+    }
+    writer.close().unwrap();
+    let written: Vec<byre_testkit::TranscriptLine> = out
+        .text()
+        .lines()
+        .map(|l| byre_testkit::TranscriptLine::parse(l).unwrap())
+        .collect();
+    assert_eq!(written.len(), recorded.len());
+    assert!(recorded.iter().any(|l| l.raw.contains("\"stream_event\"")));
+    for (written, recorded) in written.iter().zip(&recorded) {
+        assert_eq!(
+            (written.dir, written.kind, &written.raw),
+            (recorded.dir, recorded.kind, &recorded.raw)
+        );
+        assert_eq!(
+            written
+                .to_json()
+                .replacen(&format!("\"t\":{}", serde_json::json!(written.t)), "", 1),
+            recorded
+                .to_json()
+                .replacen(&format!("\"t\":{}", serde_json::json!(recorded.t)), "", 1)
+        );
+    }
 }
