@@ -386,6 +386,8 @@ pub enum Fault {
     /// The CLI could not be started: the program, its arguments or the machine (not found,
     /// not executable, refused its options, not logged in). Fix the setup.
     Launch,
+    /// The API was misused (for example a raw line with a newline in it).
+    Usage,
     /// The CLI broke the protocol: an answer that does not decode as its type.
     Protocol,
     /// The CLI refused the request (an error answer, with its `error_code` when it gave one).
@@ -401,6 +403,7 @@ impl Error {
     pub fn fault(&self) -> Fault {
         match self {
             Error::Launch(_) => Fault::Launch,
+            Error::InvalidInput(_) => Fault::Usage,
             Error::BadAnswer { .. } => Fault::Protocol,
             Error::Request { failure, .. } => match failure {
                 RequestFailure::Refused { .. } => Fault::Refused,
