@@ -56,6 +56,8 @@ pub mod assembly;
 pub mod correlation;
 #[cfg(feature = "driver")]
 pub mod driver;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod session;
 pub mod tasks;
 pub mod turns;
