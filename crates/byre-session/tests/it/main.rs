@@ -3,6 +3,7 @@
 mod assembly;
 mod correlation;
 mod driver;
+mod mcp;
 mod session;
 mod support;
 mod tasks;
