@@ -22,6 +22,10 @@
 //! servers that run concurrently and always answer (also when they panic), and the one-shot
 //! [`query`](driver::query). Without the feature the crate depends on byre-proto only.
 //!
+//! With the default `mcp` feature: [`mcp`], in-process MCP servers served over the control
+//! channel — any rmcp server handler, or tools written with the light [`Tool`](mcp::Tool) API —
+//! registered with [`Options::serve_mcp`](driver::Options::serve_mcp).
+//!
 //! ```no_run
 //! use byre_session::driver::{Claude, Options};
 //! use byre_session::session::Event;
