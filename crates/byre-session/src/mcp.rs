@@ -11,10 +11,19 @@
 //!   the control request as `{"mcp_response": ...}`;
 //! - a CLI notification (or response) is handed to the server and acknowledged at once with
 //!   `{"jsonrpc":"2.0","result":{}}`;
+//! - when the CLI abandons a call (an interrupt during a tool), it sends the MCP
+//!   `notifications/cancelled` itself: the server gets it, and the call's control request is
+//!   answered with JSON-RPC error `-32800`, so that it still gets exactly one answer;
 //! - when the CLI withdraws a request (`control_cancel_request`), the server gets an MCP
 //!   `notifications/cancelled` for it, and no answer is sent;
 //! - an `mcp_message` for a server nobody registered is answered by the session core with
-//!   JSON-RPC `-32601`, inside a success envelope.
+//!   JSON-RPC `-32601`, inside a success envelope;
+//! - a message of the server's own is sent as a host request; its answer shows in the event
+//!   stream as an [`Event::Response`](crate::session::Event::Response) with subtype
+//!   `mcp_message`.
+//!
+//! A cancelled call of a [`Tool`] drops the handler's future; an rmcp handler sees the
+//! cancellation token of its request context fire.
 //!
 //! The CLI (2.1.328) asks for protocol `2025-11-25`, and it starts its MCP handshake before it
 //! answers `initialize`; the driver serves control requests while it waits, so nothing blocks.

@@ -1,6 +1,6 @@
 //! In-process MCP servers against the real CLI, offline: a light tool loaded up front and one
-//! deferred behind ToolSearch, failing and slow tools, and an rmcp `#[tool_router]` server whose
-//! own notification reaches the CLI.
+//! deferred behind ToolSearch, failing and slow tools, images and structured content, and an rmcp
+//! `#[tool_router]` server whose own notification reaches the CLI.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -333,14 +333,15 @@ async fn a_slow_tool_is_cancelled_by_an_interrupt() {
     let server = McpServer::tools("byre", [wait]).unwrap();
     let (claude, mut events) = Claude::start(options.serve_mcp(server)).await.unwrap();
     claude.send("please wait").unwrap();
-    let call_id = loop {
+    // The control request of the call, and the call's JSON-RPC id.
+    let (call_id, rpc_id) = loop {
         if let Event::Request {
             request: CliRequest::McpMessage(m),
             id,
         } = next(&mut events).await
         {
             if m.message.method.as_deref() == Some("tools/call") {
-                break id;
+                break (id, m.message.id.clone().expect("a request id"));
             }
         }
     };
@@ -354,7 +355,7 @@ async fn a_slow_tool_is_cancelled_by_an_interrupt() {
         .filter(|m| m.method.as_deref() == Some("notifications/cancelled"))
         .collect();
     assert_eq!(cancelled.len(), 1, "{cancelled:?}");
-    assert_eq!(cancelled[0].params.as_ref().unwrap()["requestId"], 2);
+    assert_eq!(cancelled[0].params.as_ref().unwrap()["requestId"], rpc_id);
     tokio::time::timeout(STEP, async {
         while !dropped.load(Ordering::SeqCst) {
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -377,7 +378,7 @@ async fn a_slow_tool_is_cancelled_by_an_interrupt() {
         .collect();
     assert_eq!(answers.len(), 1, "{answers:?}");
     let response = &answers[0]["msg"]["response"]["response"]["mcp_response"];
-    assert_eq!(response["id"], 2, "{response}");
+    assert_eq!(response["id"], rpc_id, "{response}");
     // -32800: cancelled by the client (the code LSP uses).
     assert_eq!(response["error"]["code"], -32800, "{response}");
 }
@@ -542,5 +543,51 @@ async fn an_rmcp_server_runs_beside_a_light_one_and_its_own_notification_reaches
     );
     check_status(&claude, "vault", &["secret", "unlock"]).await;
     check_status(&claude, "byre", &["lookup"]).await;
+    claude.close().await.unwrap();
+}
+
+#[derive(serde::Serialize, JsonSchema)]
+struct Weather {
+    /// Degrees Celsius.
+    celsius: i32,
+}
+
+/// A 1x1 PNG.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn images_and_structured_content_reach_the_model() {
+    let script = Script::new()
+        .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("Seen.")))
+        .rule(Rule::any().reply(Reply::tool_use("mcp__byre__look", json!({"word": "sky"}))));
+    let model = FakeModel::start(script).await.unwrap();
+    let (options, _env) = options(&model);
+    let look = Tool::new("look", "Look at the sky.", |_: Lookup| async move {
+        let output = ToolOutput::structured(&Weather { celsius: 21 }).map_err(|e| e.to_string())?;
+        Ok::<_, String>(output.and_image(PNG, "image/png"))
+    })
+    .unwrap()
+    .output_schema::<Weather>();
+    let server = McpServer::tools("byre", [look]).unwrap();
+    let (claude, mut events) = Claude::start(options.serve_mcp(server)).await.unwrap();
+    claude.send("look up").unwrap();
+    let (_, result) = until_result(&mut events).await;
+    assert_eq!(result.result.as_deref(), Some("Seen."));
+    let requests = model.message_requests();
+    let to_model = api_tool_result(&requests.last().unwrap().body, "toolu_fake0001")
+        .expect("the model got the tool_result");
+    let content = to_model["content"].as_array().expect("content blocks");
+    assert!(
+        content.iter().any(|b| b["type"] == "image"
+            && b["source"]["media_type"] == "image/png"
+            && b["source"]["data"] == PNG),
+        "{to_model}"
+    );
+    assert!(
+        content
+            .iter()
+            .any(|b| b["type"] == "text" && b["text"] == r#"{"celsius":21}"#),
+        "{to_model}"
+    );
     claude.close().await.unwrap();
 }
