@@ -309,6 +309,17 @@ impl Drop for OnDrop {
     }
 }
 
+/// Waits until `flag` is set.
+async fn wait_for(flag: &AtomicBool) {
+    tokio::time::timeout(STEP, async {
+        while !flag.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the flag was set in time");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_tool_is_cancelled_by_an_interrupt() {
     let script = Script::new()
@@ -319,9 +330,11 @@ async fn a_slow_tool_is_cancelled_by_an_interrupt() {
     let (mut options, env) = options(&model);
     let transcript = env.home().join("transcript.jsonl");
     options.transcript = Some(transcript.clone());
+    let started = Arc::new(AtomicBool::new(false));
     let dropped = Arc::new(AtomicBool::new(false));
-    let flag = dropped.clone();
+    let (running, flag) = (started.clone(), dropped.clone());
     let wait = Tool::new("wait", "Wait a while.", move |args: Wait| {
+        running.store(true, Ordering::SeqCst);
         let guard = OnDrop(flag.clone());
         async move {
             tokio::time::sleep(Duration::from_secs(args.seconds)).await;
@@ -345,6 +358,7 @@ async fn a_slow_tool_is_cancelled_by_an_interrupt() {
             }
         }
     };
+    wait_for(&started).await;
     claude.interrupt().await.unwrap();
     let (seen, result) = until_result(&mut events).await;
     assert_eq!(result.subtype, ResultSubtype::ERROR_DURING_EXECUTION);
@@ -356,13 +370,7 @@ async fn a_slow_tool_is_cancelled_by_an_interrupt() {
         .collect();
     assert_eq!(cancelled.len(), 1, "{cancelled:?}");
     assert_eq!(cancelled[0].params.as_ref().unwrap()["requestId"], rpc_id);
-    tokio::time::timeout(STEP, async {
-        while !dropped.load(Ordering::SeqCst) {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .expect("the slow tool was dropped");
+    wait_for(&dropped).await;
 
     claude.send("after the interrupt").unwrap();
     let (_, result) = until_result(&mut events).await;
