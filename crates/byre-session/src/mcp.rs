@@ -36,7 +36,7 @@
 //! ```no_run
 //! use byre_session::driver::{Claude, Options};
 //! use byre_session::mcp::{McpServer, Tool, ToolOutput};
-//! use byre_session::mcp::schemars::JsonSchema;
+//! use byre_session::mcp::schemars::{self, JsonSchema};
 //! use serde::Deserialize;
 //!
 //! #[derive(Deserialize, JsonSchema)]
@@ -64,7 +64,8 @@
 //! Not done: the CLI's handshake shortcuts (`sdkMcpServerManifests`) and adding or removing
 //! servers on a live session (`mcp_set_servers`). A server whose rmcp service stops (its
 //! handshake failed, or it ended) answers every later request with JSON-RPC `-32603`; it is not
-//! restarted within the session.
+//! restarted within the session. The CLI (2.1.328) refuses `mcp_reconnect` for in-process
+//! servers.
 
 mod bridge;
 mod tool;
