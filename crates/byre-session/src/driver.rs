@@ -90,6 +90,36 @@ pub struct Options {
     handlers: HashMap<&'static str, RequestHandler>,
     mcp_servers: Vec<String>,
     questions: Option<RequestHandler>,
+    /// In-process MCP servers started afresh for each session: the handler of `mcp_message`
+    /// for that server is built at start, given the session's [`Outbox`].
+    mcp_factories: Vec<(String, McpHandlerFactory)>,
+}
+
+/// Builds the `mcp_message` handler of one in-process MCP server for a new session.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub(crate) type McpHandlerFactory = Arc<dyn Fn(Outbox) -> RequestHandler + Send + Sync>;
+
+/// Sends host requests from the session's own handlers (an in-process MCP server's own
+/// messages). It does not keep the session alive: once every [`Claude`] handle is gone and the
+/// driver has stopped, sending fails.
+#[derive(Clone, Debug)]
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub(crate) struct Outbox {
+    commands: mpsc::WeakUnboundedSender<Command>,
+}
+
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+impl Outbox {
+    /// Sends `request`; the receiver gets its answer. `None` when the session has ended.
+    pub(crate) fn request(
+        &self,
+        request: HostRequest,
+    ) -> Option<oneshot::Receiver<Result<Option<RawJson>, Error>>> {
+        let commands = self.commands.upgrade()?;
+        let (tx, rx) = oneshot::channel();
+        commands.send(Command::Request(request, None, tx)).ok()?;
+        Some(rx)
+    }
 }
 
 impl std::fmt::Debug for Options {
@@ -238,6 +268,27 @@ impl Options {
             "mcp_message",
             route_mcp(self.handlers.get("mcp_message").cloned(), name, handler),
         );
+        self
+    }
+
+    /// Declares the in-process MCP server `name` (in `--mcp-config`, with `alwaysLoad` as given)
+    /// whose `mcp_message` handler `factory` builds afresh for each session; it replaces an
+    /// earlier one of the same name declared this way.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn mcp_server_per_session(
+        mut self,
+        name: &str,
+        always_load: bool,
+        factory: McpHandlerFactory,
+    ) -> Self {
+        self.launch.sdk_servers.retain(|s| s.name != name);
+        self.mcp_factories.retain(|(n, _)| n != name);
+        self.launch.sdk_servers.push(byre_transport::SdkServer {
+            name: name.to_owned(),
+            always_load,
+        });
+        self.mcp_servers.push(name.to_owned());
+        self.mcp_factories.push((name.to_owned(), factory));
         self
     }
 
@@ -562,6 +613,15 @@ impl Claude {
         .keep_lines(transcript.is_some());
         let (events_tx, events_rx) = mpsc::channel(options.event_buffer.unwrap_or(256).max(1));
         let (commands, commands_rx) = mpsc::unbounded_channel();
+        let mut handlers = options.handlers.clone();
+        let outbox = Outbox {
+            commands: commands.downgrade(),
+        };
+        for (name, factory) in &options.mcp_factories {
+            let handler = factory(outbox.clone());
+            let rest = handlers.get("mcp_message").cloned();
+            handlers.insert("mcp_message", route_mcp(rest, name, handler));
+        }
         let shared = Arc::new(Mutex::new(Shared::default()));
         let (ready_tx, ready_rx) = watch::channel(None);
         let driver = Driver {
@@ -573,7 +633,7 @@ impl Claude {
             pending_events: Default::default(),
             commands: commands_rx,
             hooks: hook_handlers,
-            handlers: options.handlers.clone(),
+            handlers,
             running: JoinSet::new(),
             running_ids: HashMap::new(),
             waiting: HashMap::new(),

@@ -24,6 +24,10 @@
 //! always answer (also when they panic), transcripts, and the one-shot
 //! [`query`](driver::query). Without the feature the crate depends on byre-proto only.
 //!
+//! With the default `mcp` feature: [`mcp`], in-process MCP servers served over the control
+//! channel — any rmcp server handler, or tools written with the light [`Tool`](mcp::Tool) API —
+//! registered with [`Options::serve_mcp`](driver::Options::serve_mcp).
+//!
 //! ```no_run
 //! use byre_session::driver::{Claude, Options};
 //! use byre_session::session::Event;
@@ -58,6 +62,8 @@ pub mod assembly;
 pub mod correlation;
 #[cfg(feature = "driver")]
 pub mod driver;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod session;
 pub mod tasks;
 pub mod turns;

@@ -5,6 +5,7 @@ mod correlation;
 mod dialogs;
 mod driver;
 mod interleavings;
+mod mcp;
 mod session;
 mod support;
 mod tasks;
