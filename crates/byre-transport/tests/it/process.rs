@@ -241,8 +241,13 @@ async fn the_real_cli_accepts_the_argv_and_reports_the_root_refusal() {
         .env_remove
         .extend(env.removed().iter().map(Into::into));
 
-    // Accepted: initialize answers, EOF ends it with status 0.
-    let mut process = CliProcess::spawn(&bin, &launch, quick()).unwrap();
+    // Accepted: initialize answers, EOF ends it with status 0. The real CLI takes its time to
+    // exit on a loaded machine: give it a generous grace before SIGTERM.
+    let patient = ProcessOptions {
+        exit_grace: Duration::from_secs(20),
+        ..quick()
+    };
+    let mut process = CliProcess::spawn(&bin, &launch, patient).unwrap();
     let mut stdin = process.take_stdin().unwrap();
     stdin
         .write_all(b"{\"type\":\"control_request\",\"request_id\":\"r1\",\"request\":{\"subtype\":\"initialize\"}}\n")
