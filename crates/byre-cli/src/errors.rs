@@ -95,6 +95,11 @@ impl CliError {
     pub(crate) fn from_start(error: SessionError, resume: Option<&str>) -> CliError {
         match error {
             SessionError::Launch(text) => classify_launch(text, resume),
+            // The CLI wrote something, then exited before answering `initialize`.
+            SessionError::Request {
+                subtype,
+                failure: byre_session::session::RequestFailure::Exited(text),
+            } if subtype == "initialize" => classify_launch(text, resume),
             other => CliError::Session(other),
         }
     }

@@ -1116,7 +1116,7 @@ impl Driver {
         } else {
             let exit = process.shutdown().await;
             let why = match &exit {
-                Ok(info) => format!("exit {}; stderr: {}", info.status, info.stderr_tail.trim()),
+                Ok(info) => format!("{}; stderr: {}", info.status, info.stderr_tail.trim()),
                 Err(e) => e.to_string(),
             };
             self.exited(exit.map_err(|e| e.to_string()));
