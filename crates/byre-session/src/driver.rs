@@ -643,6 +643,7 @@ impl Claude {
             lines_read: 0,
             exit: None,
             exit_waiters: Vec::new(),
+            end_input_when_idle: false,
         };
         tokio::spawn(driver.run());
         let claude = Claude {
@@ -711,7 +712,10 @@ impl Claude {
     /// starts) and exits by itself; events go on until then, and [`Claude::wait`] says how it
     /// exited. Nothing more can be sent: prompts and requests fail with [`Error::Closed`], and
     /// the CLI's own requests can no longer be answered (the transcript notes each answer not
-    /// sent). Ending the input of a CLI that has exited does nothing.
+    /// sent). When the host serves hooks, permission prompts or MCP servers, stdin stays open
+    /// until the run is idle (no turn running or queued, no background work, no handler
+    /// running), so the CLI can still ask them while it finishes. Ending the input of a CLI
+    /// that has exited does nothing.
     pub fn end_input(&self) -> Result<(), Error> {
         self.shared.lock().expect("shared state").input_ended = true;
         self.direct(Direct::EndInput)
@@ -876,6 +880,9 @@ struct Driver {
     exit: Option<ExitInfo>,
     /// [`Claude::wait`] calls waiting for the exit.
     exit_waiters: Vec<oneshot::Sender<Result<ExitInfo, Error>>>,
+    /// [`Claude::end_input`] was called while the host serves the CLI's requests: stdin closes
+    /// once the run is idle and no handler runs.
+    end_input_when_idle: bool,
 }
 
 impl Driver {
@@ -884,6 +891,13 @@ impl Driver {
         loop {
             self.flush_transmit().await;
             self.take_events();
+            if self.end_input_when_idle
+                && self.running_ids.is_empty()
+                && self.session.turns().may_close_stdin(true)
+            {
+                self.end_input_when_idle = false;
+                self.close_stdin().await;
+            }
             let deadline = self.session.poll_timeout();
             let sleep = async {
                 match deadline {
@@ -1194,7 +1208,15 @@ impl Driver {
                 }
             }
             Direct::Note(text) => self.note(&text),
-            Direct::EndInput => self.close_stdin().await,
+            Direct::EndInput => {
+                if self.hooks.is_empty() && self.handlers.is_empty() {
+                    self.close_stdin().await;
+                } else {
+                    // The CLI may still ask a hook, a permission or an MCP tool: keep stdin
+                    // open until the run is idle (checked at the top of the loop).
+                    self.end_input_when_idle = true;
+                }
+            }
             Direct::Wait(reply) => {
                 if let Some(exit) = &self.exit {
                     let _ = reply.send(Ok(exit.clone()));

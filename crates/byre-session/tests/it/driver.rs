@@ -433,6 +433,54 @@ async fn ending_the_input_lets_the_turn_finish_and_the_cli_exit_by_itself() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_hook_registered_the_input_ends_only_when_the_run_is_idle() {
+    let script = Script::new()
+        .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("Listed.")))
+        .rule(Rule::any().reply(Reply::tool_use(
+            "Bash",
+            serde_json::json!({"command": "echo x && sleep 1", "description": "Wait a second"}),
+        )));
+    let model = FakeModel::start(script).await.unwrap();
+    let (mut options, env) = options(&model);
+    let transcript = env.home().join("transcript.jsonl");
+    options.transcript = Some(transcript.clone());
+    let hooked = Arc::new(AtomicUsize::new(0));
+    let counter = hooked.clone();
+    let options = options.hook(HookEvent::POST_TOOL_USE, None, move |_input, _id| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        async { Ok(HookOutput::default()) }
+    });
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    claude.send("run it").unwrap();
+    claude.end_input().unwrap();
+    assert!(matches!(claude.send("too late"), Err(Error::Closed(_))));
+    let seen = until_the_end(&mut events).await;
+    let results = results(&seen);
+    assert_eq!(results.len(), 1, "{seen:?}");
+    assert_eq!(results[0].result.as_deref(), Some("Listed."));
+    assert_eq!(
+        hooked.load(Ordering::SeqCst),
+        1,
+        "the hook the CLI asked after end_input was answered"
+    );
+    let exit = tokio::time::timeout(STEP, claude.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(exit.status.success(), "{exit:?}");
+    let lines = read_transcript(&transcript).unwrap();
+    let at = |pred: &dyn Fn(&TranscriptLine) -> bool| lines.iter().position(pred);
+    let answer = at(&|l| l.is_send() && l.raw.contains("\"control_response\"")).unwrap();
+    let result = at(&|l| l.is_recv() && l.raw.contains("\"type\":\"result\"")).unwrap();
+    let closed = at(&|l| l.note() == Some("stdin closed")).unwrap();
+    assert!(
+        answer < result && result < closed,
+        "stdin closes after the result: {:?}",
+        notes(&lines)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn raw_lines_are_written_as_they_are() {
     let script = Script::new().rule(Rule::any().reply(Reply::text("pong")));
     let model = FakeModel::start(script).await.unwrap();
