@@ -156,6 +156,15 @@ impl Renderer {
                 };
                 self.note(&line);
             }
+            Event::Protocol(problem) => {
+                // Bad lines and other protocol problems are shown whatever the output mode:
+                // on stderr, so `json` and `stats` output stay clean.
+                self.clear_spinner();
+                self.end_line();
+                let mut err = std::io::stderr().lock();
+                let _ = writeln!(err, "byre: warning: {problem}");
+                let _ = err.flush();
+            }
             _ => {}
         }
         None

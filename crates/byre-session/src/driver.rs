@@ -938,6 +938,12 @@ impl Driver {
                     if let Some(t) = &mut self.transcript {
                         let _ = t.record_note(&format!("bad line from the CLI: {bad}"));
                     }
+                    let why = if bad.head.is_empty() {
+                        bad.reason.to_string()
+                    } else {
+                        format!("{}; it starts {:?}", bad.reason, bad.head)
+                    };
+                    self.session.handle_bad_line(Instant::now(), bad.len, why);
                 }
                 Step::Frame(Some(Err(_)) | None) => {
                     stdout_open = false;

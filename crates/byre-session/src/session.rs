@@ -6,6 +6,7 @@
 //! A [`Session`] does no IO and reads no clock. Its methods come in three families:
 //!
 //! - **inputs** — [`Session::handle_message`] for every message read from the CLI,
+//!   [`Session::handle_bad_line`] for a line that is not one,
 //!   [`Session::handle_timeout`] when the time given by [`Session::poll_timeout`] has come,
 //!   [`Session::handle_exit`] when the CLI has exited;
 //! - **commands** — [`Session::send_user`], [`Session::request`], [`Session::answer`],
@@ -178,6 +179,15 @@ pub enum ProtocolViolation {
         /// Why the decode failed.
         why: String,
     },
+    /// A line from the CLI that is not a message (not JSON, not an object, no `type`, or over
+    /// the line limit): skipped, and the stream goes on.
+    #[error("a bad line from the CLI ({len} bytes): {why}")]
+    BadLine {
+        /// The line's length in bytes.
+        len: usize,
+        /// Why it is not a message, with its first bytes when it has them.
+        why: String,
+    },
     /// The `initialize` answer did not decode.
     #[error("the initialize answer does not decode: {0}")]
     BadInitializeAnswer(String),
@@ -290,6 +300,17 @@ impl Session {
             self.events.push_back(Event::Assembly(event));
         }
         self.events.push_back(Event::Message(message));
+    }
+
+    /// Takes a line read from the CLI that is not a message (the framing layer says why): it
+    /// is reported as [`ProtocolViolation::BadLine`] and nothing else changes.
+    pub fn handle_bad_line(&mut self, now: Instant, len: usize, why: impl Into<String>) {
+        let _ = now;
+        self.events
+            .push_back(Event::Protocol(ProtocolViolation::BadLine {
+                len,
+                why: why.into(),
+            }));
     }
 
     /// Fails the host requests whose deadline has passed.

@@ -439,3 +439,20 @@ fn a_stray_answer_is_a_protocol_violation_not_a_crash() {
     session.handle_message(now, cli(r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_99","response":{}}}"#));
     assert!(std::iter::from_fn(|| session.poll_event()).any(|e| matches!(e, Event::Protocol(_))));
 }
+
+#[test]
+fn a_bad_line_is_reported_and_the_session_goes_on() {
+    let now = Instant::now();
+    let mut session = ready_session(SessionConfig::new(InitializeRequest::default()), now);
+    session.handle_bad_line(now, 70_000_000, "longer than the 67108864-byte limit");
+    let events: Vec<_> = std::iter::from_fn(|| session.poll_event()).collect();
+    assert!(matches!(
+        &events[..],
+        [Event::Protocol(ProtocolViolation::BadLine { len: 70_000_000, why })] if why.contains("limit")
+    ));
+    session.handle_message(
+        now,
+        cli(r#"{"type":"system","subtype":"status","status":null}"#),
+    );
+    assert!(matches!(session.poll_event(), Some(Event::Message(_))));
+}
