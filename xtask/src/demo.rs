@@ -9,12 +9,13 @@
 //! script.
 
 use std::ffi::OsString;
-use std::sync::Arc;
 
-use byre_proto::{CliRequest, HookEvent, HookOutput, JsonRpcMessage, McpMessageResponse};
-use byre_session::driver::{Options, RequestHandler};
-use byre_testkit::{claude_bin, simple_mcp_server, ClaudeEnv, FakeModel, McpTool, Script};
-use serde_json::{json, Value};
+use byre_proto::{HookEvent, HookOutput};
+use byre_session::driver::Options;
+use byre_session::mcp::schemars::{self, JsonSchema};
+use byre_session::mcp::{McpServer, Tool, ToolOutput};
+use byre_testkit::{claude_bin, ClaudeEnv, FakeModel, Script};
+use serde_json::Value;
 
 /// The prompt of the demo.
 const PROMPT: &str = "What is a byre? Look it up, then tell me what is in this folder.";
@@ -82,7 +83,7 @@ fn demo_options(mut options: Options, env: &ClaudeEnv) -> Options {
         .launch
         .env_remove
         .extend(env.removed().iter().cloned());
-    options.mcp_server("byre", true, dictionary()).hook(
+    options.serve_mcp(dictionary()).hook(
         HookEvent::PRE_TOOL_USE,
         Some("Bash"),
         |input, _id| async move {
@@ -101,32 +102,28 @@ fn demo_options(mut options: Options, env: &ClaudeEnv) -> Options {
     )
 }
 
-/// The `byre` MCP server: a one-word dictionary.
-fn dictionary() -> RequestHandler {
-    let lookup = McpTool::new(
+/// The input of the `lookup` tool.
+#[derive(serde::Deserialize, JsonSchema)]
+struct Lookup {
+    /// The word to look up.
+    word: String,
+}
+
+/// The `byre` MCP server: a one-word dictionary, written with byre's light tool API. A word it
+/// does not know is a tool error the model reads.
+fn dictionary() -> McpServer {
+    let lookup = Tool::new(
         "lookup",
         "Look up a word in the byre dictionary.",
-        json!({
-            "type": "object",
-            "properties": {"word": {"type": "string"}},
-            "required": ["word"],
-        }),
-        |arguments: Value| match arguments.get("word").and_then(Value::as_str) {
-            Some("byre") => Ok("byre: a cow shed (Scots and northern English)".to_owned()),
-            Some(word) => Err(format!("no entry for {word}")),
-            None => Err("give a word".to_owned()),
-        },
-    );
-    let server = Arc::new(simple_mcp_server("byre", vec![lookup]));
-    Arc::new(move |request: CliRequest| {
-        let reply = match &request {
-            CliRequest::McpMessage(m) => {
-                Ok(server(&m.message).unwrap_or_else(JsonRpcMessage::notification_ack))
+        |input: Lookup| async move {
+            match input.word.as_str() {
+                "byre" => Ok(ToolOutput::text(
+                    "byre: a cow shed (Scots and northern English)",
+                )),
+                word => Err(format!("no entry for {word}")),
             }
-            _ => Err("not an MCP message".to_owned()),
-        };
-        Box::pin(async move {
-            serde_json::to_value(McpMessageResponse::new(reply?)).map_err(|e| e.to_string())
-        })
-    })
+        },
+    )
+    .expect("a valid tool");
+    McpServer::tools("byre", [lookup]).expect("a valid server")
 }
