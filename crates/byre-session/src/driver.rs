@@ -69,8 +69,8 @@ pub struct Options {
     /// The longest line accepted from the CLI; 64 MiB by default.
     pub max_line: Option<usize>,
     /// Events buffered before reading from the CLI pauses; 256 by default. The stream hands
-    /// them over in batches, so up to about three times this many are held at once (the
-    /// driver's batch, the queue, the consumer's batch).
+    /// them over in batches, so up to twice this many wait at once (the queue, and the batch
+    /// the consumer took), plus the events of the batch of lines being handed over.
     pub event_buffer: Option<usize>,
     /// Writes a transcript here.
     pub transcript: Option<PathBuf>,

@@ -49,8 +49,8 @@
 //! # }
 //! ```
 //!
-//! Not built yet: tracing spans, the e2e scenarios moved onto this driver, and the driver
-//! benchmarks.
+//! Not built yet: tracing spans, and the e2e scenarios moved onto this driver. The driver's
+//! benchmarks are in `benches/` and their numbers in the repository's BENCHMARKS.md.
 
 pub mod assembly;
 pub mod correlation;

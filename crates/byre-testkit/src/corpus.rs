@@ -109,3 +109,38 @@ impl CorpusStream {
         std::fs::write(path, &self.bytes)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lines_repeat_whole_past_the_size() {
+        let lines = vec![b"{\"type\":\"a\"}".to_vec(), b"{\"type\":\"bb\"}".to_vec()];
+        let stream = CorpusStream::repeat(&lines, 40);
+        // 13 + 14 bytes a round: two rounds are 54 bytes, the first past 40.
+        assert_eq!(stream.bytes.len(), 54);
+        assert_eq!(stream.line_count(), 4);
+        let seen: Vec<&[u8]> = stream.iter().collect();
+        assert_eq!(
+            seen,
+            [&lines[0][..], &lines[1][..], &lines[0][..], &lines[1][..]]
+        );
+        assert!(stream.bytes.ends_with(b"}\n"));
+        assert_eq!(
+            CorpusStream::repeat(&lines, 0).line_count(),
+            2,
+            "once at least"
+        );
+    }
+
+    #[test]
+    fn the_recorded_transcripts_give_their_recv_lines() {
+        let lines = recv_lines(&transcripts_dir().unwrap()).unwrap();
+        assert!(lines.len() > 100, "{} lines", lines.len());
+        for line in &lines {
+            let message: serde_json::Value = serde_json::from_slice(line).unwrap();
+            assert!(message["type"].is_string(), "{message}");
+        }
+    }
+}
