@@ -1,11 +1,14 @@
 //! The tokio driver: runs a [`Session`] against a real CLI process and offers the public API —
 //! a cloneable [`Claude`] handle with `&self` methods and an [`Events`] stream.
 //!
-//! One task owns the process and the session core. It reads the CLI's stdout only while the
-//! event stream has room (a slow consumer pauses reading; nothing is dropped and nothing grows
-//! without bound), writes what the core transmits, runs the host's handlers concurrently (each
-//! CLI request gets exactly one answer, also when a handler fails or panics), and fails every
-//! pending request at once when the CLI exits. CLI requests still appear in the event stream
+//! One task owns the process and the session core. Reading tasks split the CLI's stdout into
+//! lines and decode them, on two tasks at once, handing them over in batches and in order
+//! (`reader`); the driver task takes a batch only when every event so far is in the event
+//! queue, which hands events to the [`Events`] stream in batches too (`queue`). So a slow
+//! consumer pauses reading: nothing is dropped and nothing grows without bound. The driver task
+//! writes what the core transmits, runs the host's handlers concurrently (each CLI request gets
+//! exactly one answer, also when a handler fails or panics), and fails every pending request at
+//! once when the CLI exits. CLI requests still appear in the event stream
 //! ([`Event::Request`]) for information: the driver answers them through the registered
 //! handlers, or with an error when there is none.
 //!
@@ -41,10 +44,13 @@ use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
-use tokio_util::codec::{FramedRead, FramedWrite};
+use tokio_util::codec::FramedWrite;
 
 use crate::correlation::RequestId;
 use crate::session::{Event, RequestFailure, Session, SessionConfig};
+
+mod queue;
+mod reader;
 
 /// A hook handler: the hook's input and the tool call id, answered with the hook's output or
 /// an error message.
@@ -74,7 +80,9 @@ pub struct Options {
     pub process: ProcessOptions,
     /// The longest line accepted from the CLI; 64 MiB by default.
     pub max_line: Option<usize>,
-    /// Events buffered before reading from the CLI pauses; 256 by default.
+    /// Events buffered before reading from the CLI pauses; 256 by default. The stream hands
+    /// them over in batches, so up to twice this many wait at once (the queue, and the batch
+    /// the consumer took), plus the events of the batch of lines being handed over.
     pub event_buffer: Option<usize>,
     /// Writes a transcript here (see the module documentation).
     pub transcript: Option<PathBuf>,
@@ -526,13 +534,13 @@ struct Shared {
 /// exited and every event before its exit has been delivered, or after [`Claude::close`].
 #[derive(Debug)]
 pub struct Events {
-    rx: mpsc::Receiver<Event>,
+    rx: queue::Consumer<Event>,
 }
 
 impl Stream for Events {
     type Item = Event;
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
-        self.rx.poll_recv(cx)
+        self.rx.poll_next(cx)
     }
 }
 
@@ -606,12 +614,10 @@ impl Claude {
         let stdin = process
             .take_stdin()
             .ok_or_else(|| Error::Launch("no stdin".into()))?;
-        // With a transcript, the codec keeps each line's bytes so they are recorded as read.
-        let codec = NdjsonCodec::<CliMessage>::with_max_line(
-            options.max_line.unwrap_or(byre_transport::DEFAULT_MAX_LINE),
-        )
-        .keep_lines(transcript.is_some());
-        let (events_tx, events_rx) = mpsc::channel(options.event_buffer.unwrap_or(256).max(1));
+        // With a transcript, each line's bytes are kept so they are recorded as read.
+        let max_line = options.max_line.unwrap_or(byre_transport::DEFAULT_MAX_LINE);
+        let keep_lines = transcript.is_some();
+        let (events_tx, events_rx) = queue::queue(options.event_buffer.unwrap_or(256));
         let (commands, commands_rx) = mpsc::unbounded_channel();
         let mut handlers = options.handlers.clone();
         let outbox = Outbox {
@@ -627,7 +633,7 @@ impl Claude {
         let driver = Driver {
             session: Session::new(config, Instant::now()),
             process: Some(process),
-            reader: FramedRead::new(stdout, codec),
+            reader: reader::Reader::spawn(stdout, max_line, keep_lines),
             writer: Some(FramedWrite::new(stdin, NdjsonCodec::<CliMessage>::new())),
             events: events_tx,
             pending_events: Default::default(),
@@ -851,7 +857,7 @@ pub async fn query(prompt: impl Into<String>, options: Options) -> Result<Vec<Ev
 /// What one turn of the driver loop found (a short-lived value: its size does not matter).
 #[allow(clippy::large_enum_variant)]
 enum Step {
-    Frame(Option<std::io::Result<Frame<CliMessage>>>),
+    Lines(Option<Vec<reader::Line>>),
     Delivered,
     NoListener,
     Command(Option<Command>),
@@ -862,9 +868,10 @@ enum Step {
 struct Driver {
     session: Session,
     process: Option<CliProcess>,
-    reader: FramedRead<tokio::process::ChildStdout, NdjsonCodec<CliMessage>>,
+    reader: reader::Reader,
     writer: Option<FramedWrite<tokio::process::ChildStdin, NdjsonCodec<CliMessage>>>,
-    events: mpsc::Sender<Event>,
+    events: queue::Producer<Event>,
+    /// Events taken from the core and not yet handed to the stream.
     pending_events: std::collections::VecDeque<Event>,
     commands: mpsc::UnboundedReceiver<Command>,
     hooks: HashMap<String, HookHandler>,
@@ -898,6 +905,19 @@ impl Driver {
                 self.end_input_when_idle = false;
                 self.close_stdin().await;
             }
+            // Hand over what fits now; the rest waits for room below.
+            if self.events.push_now(&mut self.pending_events).is_err() {
+                // Nobody listens: keep running for the handle's sake, drop events.
+                self.pending_events.clear();
+            }
+            if !stdout_open
+                && self.process.is_none()
+                && self.pending_events.is_empty()
+                && !self.events.is_closed()
+            {
+                // The CLI has exited and every event is handed over: the stream ends after it.
+                self.events.close();
+            }
             let deadline = self.session.poll_timeout();
             let sleep = async {
                 match deadline {
@@ -905,47 +925,29 @@ impl Driver {
                     None => std::future::pending().await,
                 }
             };
-            // Read from the CLI only when every event so far has been delivered.
+            // Read from the CLI only when every event so far has been handed over.
             let can_read = stdout_open && self.pending_events.is_empty();
             let has_event = !self.pending_events.is_empty();
+            let (events, pending) = (&self.events, &mut self.pending_events);
             let step = tokio::select! {
-                frame = self.reader.next(), if can_read => Step::Frame(frame),
-                permit = self.events.reserve(), if has_event => match permit {
-                    Ok(permit) => {
-                        if let Some(event) = self.pending_events.pop_front() {
-                            permit.send(event);
-                        }
-                        Step::Delivered
+                lines = self.reader.next(), if can_read => Step::Lines(lines),
+                pushed = std::future::poll_fn(|cx| events.poll_push(pending, cx)), if has_event => {
+                    match pushed {
+                        Ok(()) => Step::Delivered,
+                        Err(_) => Step::NoListener,
                     }
-                    // Nobody listens: keep running for the handle's sake, drop events.
-                    Err(_) => Step::NoListener,
-                },
+                }
                 command = self.commands.recv() => Step::Command(command),
                 Some(done) = self.running.join_next(), if !self.running.is_empty() => Step::Handled(done),
                 () = sleep => Step::Timeout,
             };
             match step {
-                Step::Frame(Some(Ok(Frame::Message(message)))) => {
-                    self.lines_read += 1;
-                    if let (Some(t), Some(line)) =
-                        (&mut self.transcript, self.reader.decoder().last_line())
-                    {
-                        let _ = t.record_recv(line, &message);
+                Step::Lines(Some(lines)) => {
+                    for line in lines {
+                        self.on_line(line);
                     }
-                    self.session.handle_message(Instant::now(), message);
                 }
-                Step::Frame(Some(Ok(Frame::BadLine(bad)))) => {
-                    if let Some(t) = &mut self.transcript {
-                        let _ = t.record_note(&format!("bad line from the CLI: {bad}"));
-                    }
-                    let why = if bad.head.is_empty() {
-                        bad.reason.to_string()
-                    } else {
-                        format!("{}; it starts {:?}", bad.reason, bad.head)
-                    };
-                    self.session.handle_bad_line(Instant::now(), bad.len, why);
-                }
-                Step::Frame(Some(Err(_)) | None) => {
+                Step::Lines(None) => {
                     stdout_open = false;
                     self.on_exit().await;
                 }
@@ -1008,10 +1010,30 @@ impl Driver {
                 if self.pending_events.is_empty() && self.commands.is_closed() {
                     return;
                 }
-                if self.pending_events.is_empty() && !self.events.is_closed() {
-                    // Everything is delivered: end the stream by dropping its sender.
-                    self.events = mpsc::channel(1).0;
+            }
+        }
+    }
+
+    /// Passes one line read from the CLI to the core (and the transcript).
+    fn on_line(&mut self, line: reader::Line) {
+        match line.frame {
+            Frame::Message(message) => {
+                self.lines_read += 1;
+                if let (Some(t), Some(bytes)) = (&mut self.transcript, &line.bytes) {
+                    let _ = t.record_recv(bytes, &message);
                 }
+                self.session.handle_message(Instant::now(), message);
+            }
+            Frame::BadLine(bad) => {
+                if let Some(t) = &mut self.transcript {
+                    let _ = t.record_note(&format!("bad line from the CLI: {bad}"));
+                }
+                let why = if bad.head.is_empty() {
+                    bad.reason.to_string()
+                } else {
+                    format!("{}; it starts {:?}", bad.reason, bad.head)
+                };
+                self.session.handle_bad_line(Instant::now(), bad.len, why);
             }
         }
     }
@@ -1273,11 +1295,8 @@ impl Driver {
             let _ = waiter.send(result.clone());
         }
         self.take_events();
-        while let Some(event) = self.pending_events.pop_front() {
-            if self.events.send(event).await.is_err() {
-                break;
-            }
-        }
+        let (events, pending) = (&self.events, &mut self.pending_events);
+        let _ = std::future::poll_fn(|cx| events.poll_push(pending, cx)).await;
         if let Some(t) = &mut self.transcript {
             let _ = t.flush();
         }

@@ -56,7 +56,8 @@
 //! ```
 //!
 //! byre's end-to-end scenarios (the `byre-e2e` crate) drive the real CLI through this driver.
-//! Not built yet: tracing spans and the driver benchmarks.
+//! The driver's benchmarks are in `benches/` and their numbers in the repository's
+//! BENCHMARKS.md.
 
 pub mod assembly;
 pub mod correlation;

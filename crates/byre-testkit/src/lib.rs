@@ -10,6 +10,8 @@
 //! - a scenario host ([`Host`]) that drives the CLI over stdin/stdout, answers its control
 //!   requests as a scenario says, and records a transcript.
 //!
+//! Benchmarks also find here the [`corpus`] stream: the recorded CLI lines repeated to a size.
+//!
 //! A test of your own against the real CLI, with no account and no network:
 //!
 //! ```no_run
@@ -46,6 +48,7 @@
 //! ```
 
 mod cli;
+pub mod corpus;
 mod env;
 mod host;
 mod script;

@@ -18,44 +18,11 @@ const TARGET_BYTES: usize = 50 * 1024 * 1024;
 
 /// Writes the stream (every `recv` message of the corpus, repeated past 50 MB) to a file.
 fn build_stream() -> (PathBuf, usize, usize) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/transcripts");
-    let mut files = Vec::new();
-    let mut dirs = vec![root];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("transcripts") {
-            let path = entry.expect("entry").path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "jsonl") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    let mut corpus = Vec::new();
-    let mut lines = 0;
-    for file in files {
-        for line in std::fs::read_to_string(&file).expect("transcript").lines() {
-            let entry: serde_json::Value = serde_json::from_str(line).expect("line");
-            if entry["dir"] != "recv" {
-                continue;
-            }
-            // The recorder writes `"msg":` last; keep the message's own bytes.
-            let at = line.find("\"msg\":").expect("msg") + 6;
-            corpus.extend_from_slice(line[at..line.len() - 1].trim_start().as_bytes());
-            corpus.push(b'\n');
-            lines += 1;
-        }
-    }
-    let mut stream = Vec::with_capacity(TARGET_BYTES + corpus.len());
-    let mut total_lines = 0;
-    while stream.len() < TARGET_BYTES {
-        stream.extend_from_slice(&corpus);
-        total_lines += lines;
-    }
+    let stream = byre_testkit::corpus::CorpusStream::from_transcripts(TARGET_BYTES)
+        .expect("the transcripts");
     let path = std::env::temp_dir().join(format!("byre-pipe-bench-{}.jsonl", std::process::id()));
-    std::fs::write(&path, &stream).expect("write the stream");
-    (path, stream.len(), total_lines)
+    stream.write_to(&path).expect("write the stream");
+    (path, stream.bytes.len(), stream.line_count())
 }
 
 fn child(path: &Path) -> tokio::process::Child {

@@ -14,8 +14,15 @@
 //! - `--ignore-term`: keep running after SIGTERM.
 //! - `--echo`: answer each stdin line of `type` `control_request` with a success
 //!   `control_response`, and each `user` line with a `result`.
+//! - `--initialize`: wait for the host's `initialize` request and answer it before writing
+//!   `--stdout-file` (a host that waits for that answer before it reads, like a session driver
+//!   or an SDK, then gets the file as a stream).
+//!
+//! Stdin is read on its own thread from the start, so a host writing while the stand-in writes
+//! a large file never blocks on a full pipe.
 
 use std::io::{BufRead, Write};
+use std::sync::mpsc;
 use std::time::Duration;
 
 fn main() {
@@ -54,22 +61,35 @@ fn main() {
             eprintln!("grandchild {}", child.id());
         }
     }
+    let lines = read_stdin();
+    let echo = has("--echo");
     let mut out = std::io::stdout().lock();
+    if has("--initialize") {
+        for line in lines.iter() {
+            if is_initialize(&line) {
+                answer(&mut out, &line);
+                break;
+            }
+            if echo {
+                answer(&mut out, &line);
+            }
+        }
+    }
     if let Some(path) = value("--stdout-file") {
-        let data = std::fs::read(&path).expect("--stdout-file is readable");
         let times = value("--stdout-repeat")
             .and_then(|n| n.parse().ok())
             .unwrap_or(1);
+        let _ = out.flush();
         for _ in 0..times {
-            if out.write_all(&data).is_err() {
+            // `io::copy` from a file to a pipe moves the bytes in the kernel (no copy here).
+            let mut file = std::fs::File::open(&path).expect("--stdout-file is readable");
+            if std::io::copy(&mut file, &mut out).is_err() {
                 return;
             }
         }
         let _ = out.flush();
     }
-    let echo = has("--echo");
-    for line in std::io::stdin().lock().lines() {
-        let Ok(line) = line else { break };
+    for line in lines {
         if echo {
             answer(&mut out, &line);
         }
@@ -78,6 +98,26 @@ fn main() {
     while has("--ignore-eof") {
         std::thread::sleep(Duration::from_secs(1));
     }
+}
+
+/// Reads stdin lines on a thread until EOF; the receiver ends with it.
+fn read_stdin() -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Whether `line` is a `control_request` whose subtype is `initialize`.
+fn is_initialize(line: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(line)
+        .is_ok_and(|m| m["type"] == "control_request" && m["request"]["subtype"] == "initialize")
 }
 
 fn answer(out: &mut impl Write, line: &str) {

@@ -1,0 +1,124 @@
+//! Many sessions at once: the host memory an idle session costs, and 100 sessions streaming at
+//! the same time on a runtime with two worker threads, every message of every session checked.
+//!
+//! Each session runs its own stand-in CLI. An idle session is one whose `initialize` has been
+//! answered and that waits for input; the memory is the growth of this process's resident set
+//! over many of them (the stand-ins' own memory is theirs, not the host's).
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use byre_session::driver::Claude;
+
+use support::{expected_kinds, run_stream, standin_options, StreamFile};
+
+/// Idle sessions started for the memory measurement.
+const IDLE: usize = 200;
+
+/// Sessions streaming at once.
+const CONCURRENT: usize = 100;
+
+/// Each of them streams the corpus once (every recorded CLI line, about 1.2 MB).
+const PER_SESSION_MIN_BYTES: usize = 1;
+
+/// Timed runs of the concurrent benchmark.
+const RUNS: usize = 5;
+
+fn main() {
+    let standin = support::standin();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    eprintln!("{} cores, 2 worker threads", support::cores());
+
+    // Idle sessions. One session first, so the runtime's threads and the driver's one-time
+    // allocations are not counted.
+    runtime.block_on(async {
+        let (claude, _events) = Claude::start(standin_options(&standin, None))
+            .await
+            .expect("the stand-in starts");
+        claude.close().await.expect("closes");
+        let before = resident_bytes();
+        let mut sessions = Vec::with_capacity(IDLE);
+        for _ in 0..IDLE {
+            sessions.push(
+                Claude::start(standin_options(&standin, None))
+                    .await
+                    .expect("the stand-in starts"),
+            );
+        }
+        // Let every driver settle into waiting.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let after = resident_bytes();
+        eprintln!(
+            "idle: {IDLE} sessions, host resident set {:.1} MiB -> {:.1} MiB: {:.1} KiB per session",
+            before as f64 / 1048576.0,
+            after as f64 / 1048576.0,
+            (after.saturating_sub(before)) as f64 / IDLE as f64 / 1024.0,
+        );
+        for (claude, _events) in &sessions {
+            claude.close().await.expect("closes");
+        }
+    });
+
+    // Concurrent streams.
+    let stream = StreamFile::new("sessions", PER_SESSION_MIN_BYTES);
+    let expected = std::sync::Arc::new(expected_kinds(&stream));
+    let standin = std::sync::Arc::new(standin);
+    let path = std::sync::Arc::new(stream.path.clone());
+    let mut walls = Vec::with_capacity(RUNS);
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        let delivered: Vec<usize> = runtime.block_on(async {
+            let tasks: Vec<_> = (0..CONCURRENT)
+                .map(|_| {
+                    let (standin, path, expected) =
+                        (standin.clone(), path.clone(), expected.clone());
+                    tokio::spawn(async move { run_stream(&standin, &path, &expected).await })
+                })
+                .collect();
+            let mut delivered = Vec::with_capacity(CONCURRENT);
+            for task in tasks {
+                delivered.push(task.await.expect("a session failed"));
+            }
+            delivered
+        });
+        walls.push(start.elapsed());
+        assert!(
+            delivered.iter().all(|&n| n == expected.len()),
+            "every session gets every line"
+        );
+    }
+    walls.sort();
+    let lines = CONCURRENT * stream.lines;
+    let bytes = CONCURRENT * stream.bytes;
+    let rate = |wall: Duration| {
+        format!(
+            "{:.0} ms, {:.0} messages/s, {:.0} MB/s",
+            wall.as_secs_f64() * 1e3,
+            lines as f64 / wall.as_secs_f64(),
+            bytes as f64 / wall.as_secs_f64() / 1e6,
+        )
+    };
+    eprintln!(
+        "concurrent: {CONCURRENT} sessions x {} lines ({} bytes) each, {lines} lines in all, every \
+         one delivered in order in each of {RUNS} runs",
+        stream.lines, stream.bytes,
+    );
+    eprintln!("concurrent: fastest run {}", rate(walls[0]));
+    eprintln!("concurrent: median run {}", rate(walls[RUNS / 2]));
+}
+
+/// This process's resident set (`VmRSS`), in bytes.
+fn resident_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .expect("VmRSS in /proc/self/status")
+}

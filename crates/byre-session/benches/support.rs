@@ -1,0 +1,186 @@
+//! What the driver benchmarks share: the stand-in CLI (byre-transport's `byre-standin`, built
+//! on demand), the corpus stream written to a file, and the session options that point the
+//! driver at the stand-in, and a consumer that checks every message it gets.
+
+// Each benchmark uses a part of this module.
+#![allow(dead_code)]
+
+use std::mem::Discriminant;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use byre_proto::CliMessage;
+use byre_session::driver::{Claude, Options};
+use byre_session::session::Event;
+use byre_testkit::corpus::CorpusStream;
+use futures::StreamExt;
+
+/// The path of the stand-in CLI: `BYRE_STANDIN_BIN` when set, otherwise built now with the
+/// bench profile (a no-op when it is fresh).
+pub(crate) fn standin() -> PathBuf {
+    if let Some(path) = std::env::var_os("BYRE_STANDIN_BIN").filter(|p| !p.is_empty()) {
+        return PathBuf::from(path);
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(cargo)
+        .args([
+            "build",
+            "--quiet",
+            "--profile",
+            "bench",
+            "-p",
+            "byre-transport",
+            "--bin",
+            "byre-standin",
+            "--message-format",
+            "json",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "building byre-standin failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "byre-standin")
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .expect("cargo names the byre-standin executable")
+}
+
+/// The corpus stream, written to a file in the temporary folder that is removed on drop.
+pub(crate) struct StreamFile {
+    /// The file.
+    pub(crate) path: PathBuf,
+    /// Its size in bytes.
+    pub(crate) bytes: usize,
+    /// Its lines.
+    pub(crate) lines: usize,
+}
+
+impl StreamFile {
+    /// The corpus repeated past `min_bytes`, in a file named after `name`.
+    pub(crate) fn new(name: &str, min_bytes: usize) -> StreamFile {
+        let stream = CorpusStream::from_transcripts(min_bytes).expect("the transcripts");
+        let path = std::env::temp_dir().join(format!(
+            "byre-session-bench-{name}-{}.jsonl",
+            std::process::id()
+        ));
+        stream.write_to(&path).expect("write the stream");
+        StreamFile {
+            path,
+            bytes: stream.bytes.len(),
+            lines: stream.line_count(),
+        }
+    }
+}
+
+impl Drop for StreamFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Options that start the stand-in: it answers `initialize`, then writes `stream` (when given)
+/// and waits for stdin to close.
+pub(crate) fn standin_options(standin: &Path, stream: Option<&Path>) -> Options {
+    let mut options = Options::new();
+    options.launch.program = Some(standin.to_path_buf());
+    options.launch.extra_args.push(("initialize".into(), None));
+    if let Some(stream) = stream {
+        let path = stream.to_str().expect("a UTF-8 temporary path").to_owned();
+        options
+            .launch
+            .extra_args
+            .push(("stdout-file".into(), Some(path)));
+    }
+    options
+}
+
+/// Starts a session against the stand-in writing `stream`, consumes every event, and returns
+/// the number of messages delivered. `expected` holds the kind of every message in order: the
+/// stand-in's answer to `initialize`, then the stream's lines; each delivered message is checked
+/// against it.
+pub(crate) async fn run_stream(
+    standin: &Path,
+    stream: &Path,
+    expected: &[Discriminant<CliMessage>],
+) -> usize {
+    let (claude, mut events) = Claude::start(standin_options(standin, Some(stream)))
+        .await
+        .expect("the stand-in starts");
+    let mut messages = 0;
+    let all = async {
+        while let Some(event) = events.next().await {
+            if let Event::Message(message) = event {
+                assert_eq!(
+                    Some(&std::mem::discriminant(&message)),
+                    expected.get(messages),
+                    "message {messages} is out of order"
+                );
+                messages += 1;
+                if messages == expected.len() {
+                    break;
+                }
+            }
+        }
+    };
+    if tokio::time::timeout(Duration::from_secs(120), all)
+        .await
+        .is_err()
+    {
+        panic!(
+            "only {messages} of {} messages arrived in two minutes",
+            expected.len()
+        );
+    }
+    claude.close().await.expect("the stand-in exits");
+    // Nothing more may arrive after the last line.
+    while let Some(event) = events.next().await {
+        assert!(
+            !matches!(event, Event::Message(_)),
+            "a message after the last line"
+        );
+    }
+    messages
+}
+
+/// The kind of every message the consumer should see, in order.
+pub(crate) fn expected_kinds(stream: &StreamFile) -> Vec<Discriminant<CliMessage>> {
+    let answer = br#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1","response":{}}}"#;
+    let bytes = std::fs::read(&stream.path).expect("the stream");
+    std::iter::once(&answer[..])
+        .chain(bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()))
+        .map(|line| std::mem::discriminant(&CliMessage::from_slice(line).expect("decodes")))
+        .collect()
+}
+
+/// The number of cores this process may use.
+pub(crate) fn cores() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+/// CPU time used so far by this process, and by its children that have been waited for.
+pub(crate) fn cpu_times() -> (Duration, Duration) {
+    // Fields 14 to 17 of /proc/self/stat (after the command name in parentheses): utime,
+    // stime, cutime, cstime, in clock ticks of 10 ms.
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
+    let fields: Vec<u64> = after
+        .split_whitespace()
+        .skip(11)
+        .take(4)
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    let tick = |n: u64| Duration::from_millis(n * 10);
+    match fields[..] {
+        [utime, stime, cutime, cstime] => (tick(utime + stime), tick(cutime + cstime)),
+        _ => (Duration::ZERO, Duration::ZERO),
+    }
+}

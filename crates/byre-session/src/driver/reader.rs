@@ -1,0 +1,176 @@
+//! The reading half of the driver: tasks that read the CLI's stdout, split it into lines,
+//! decode them, and hand them to the driver in batches, in order.
+//!
+//! Decoding is most of the work per line, so it runs beside the session core, and on two
+//! tasks at once: the reading task splits the stream into batches of lines (cheap: a search
+//! for newlines) and deals them out in turn to [`DECODERS`] decoding tasks; the driver takes
+//! the decoded batches back in the same turn, so the order is kept. On a runtime with several
+//! worker threads the decoders run in parallel with each other and with the driver.
+//!
+//! Memory stays bounded: every channel holds at most [`BATCHES`] batches of at most
+//! [`BATCH_LINES`] lines. When the driver stops taking batches (its consumer is slow), the
+//! decoders stop, then the reading task stops reading, and the CLI's writes block.
+
+use byre_proto::{CliMessage, DecodeError};
+use byre_transport::{BadLine, Frame, Line as FramedLine, NdjsonCodec};
+use bytes::Bytes;
+use futures::{FutureExt, StreamExt};
+use tokio::process::ChildStdout;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::codec::FramedRead;
+
+/// The read buffer for the CLI's stdout: a pipe holds 64 KiB by default.
+const READ_BUFFER: usize = 64 * 1024;
+
+/// The most lines in one batch.
+const BATCH_LINES: usize = 64;
+
+/// The most batches waiting in each channel.
+const BATCHES: usize = 2;
+
+/// The decoding tasks.
+const DECODERS: usize = 2;
+
+/// One line read from the CLI.
+pub(super) struct Line {
+    /// What it decoded to.
+    pub(super) frame: Frame<CliMessage>,
+    /// Its bytes, when asked for (for a transcript).
+    pub(super) bytes: Option<Bytes>,
+}
+
+/// The driver's end: batches of lines, in order; `None` once stdout has ended (or failed).
+pub(super) struct Reader {
+    decoded: Vec<mpsc::Receiver<Vec<Line>>>,
+    /// The decoder whose batch comes next.
+    turn: usize,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Reader {
+    /// Starts reading `stdout`, with lines of at most `max_line` bytes; `keep_lines` keeps each
+    /// line's bytes beside its message.
+    pub(super) fn spawn(stdout: ChildStdout, max_line: usize, keep_lines: bool) -> Reader {
+        let codec = NdjsonCodec::<Undecoded>::with_max_line(max_line).keep_lines(true);
+        let frames = FramedRead::with_capacity(stdout, codec, READ_BUFFER);
+        let mut raw_senders = Vec::with_capacity(DECODERS);
+        let mut decoded = Vec::with_capacity(DECODERS);
+        let mut tasks = Vec::with_capacity(DECODERS + 1);
+        for _ in 0..DECODERS {
+            let (raw_tx, raw_rx) = mpsc::channel(BATCHES);
+            let (decoded_tx, decoded_rx) = mpsc::channel(BATCHES);
+            tasks.push(tokio::spawn(decode(raw_rx, decoded_tx, keep_lines)));
+            raw_senders.push(raw_tx);
+            decoded.push(decoded_rx);
+        }
+        tasks.push(tokio::spawn(read(frames, raw_senders)));
+        Reader {
+            decoded,
+            turn: 0,
+            tasks,
+        }
+    }
+
+    /// The next batch. Cancel-safe (a batch not taken stays in its channel), so it may be
+    /// raced in `select!`.
+    pub(super) async fn next(&mut self) -> Option<Vec<Line>> {
+        let batch = self.decoded[self.turn].recv().await?;
+        self.turn = (self.turn + 1) % self.decoded.len();
+        Some(batch)
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+/// A line split off but not decoded yet.
+enum Raw {
+    /// A line, without its line end.
+    Line(Bytes),
+    /// A line the splitting refused (too long).
+    Bad(BadLine),
+}
+
+/// What the splitting codec yields for a line: nothing; the line's bytes are taken from the
+/// codec ([`NdjsonCodec::last_line`]).
+struct Undecoded;
+
+impl FramedLine for Undecoded {
+    fn from_line(_: &[u8]) -> Result<Self, DecodeError> {
+        Ok(Undecoded)
+    }
+}
+
+/// Reads until stdout ends or fails, or the driver goes, dealing out batches to the decoders
+/// in turn. A batch takes the lines already in the read buffer after its first, so a fast
+/// stream moves in batches and a slow one line by line, without waiting.
+async fn read(
+    mut frames: FramedRead<ChildStdout, NdjsonCodec<Undecoded>>,
+    decoders: Vec<mpsc::Sender<Vec<Raw>>>,
+) {
+    for turn in (0..decoders.len()).cycle() {
+        let Some(Ok(first)) = frames.next().await else {
+            return;
+        };
+        let mut batch = Vec::with_capacity(BATCH_LINES);
+        batch.push(raw(&frames, first));
+        let mut ended = false;
+        while batch.len() < BATCH_LINES {
+            match frames.next().now_or_never() {
+                Some(Some(Ok(frame))) => batch.push(raw(&frames, frame)),
+                Some(Some(Err(_)) | None) => {
+                    ended = true;
+                    break;
+                }
+                None => break,
+            }
+        }
+        if decoders[turn].send(batch).await.is_err() || ended {
+            return;
+        }
+    }
+}
+
+fn raw(frames: &FramedRead<ChildStdout, NdjsonCodec<Undecoded>>, frame: Frame<Undecoded>) -> Raw {
+    match (frame, frames.decoder().last_line()) {
+        (Frame::Message(Undecoded), Some(line)) => Raw::Line(line.clone()),
+        (Frame::BadLine(bad), _) => Raw::Bad(bad),
+        // The codec keeps every line it frames.
+        (Frame::Message(Undecoded), None) => Raw::Line(Bytes::new()),
+    }
+}
+
+/// Decodes batches until the reading task or the driver goes.
+async fn decode(
+    mut raw: mpsc::Receiver<Vec<Raw>>,
+    decoded: mpsc::Sender<Vec<Line>>,
+    keep_lines: bool,
+) {
+    while let Some(batch) = raw.recv().await {
+        let lines = batch
+            .into_iter()
+            .map(|raw| match raw {
+                Raw::Line(bytes) => Line {
+                    frame: match CliMessage::from_slice(&bytes) {
+                        Ok(message) => Frame::Message(message),
+                        Err(e) => Frame::BadLine(e.into()),
+                    },
+                    bytes: keep_lines.then_some(bytes),
+                },
+                Raw::Bad(bad) => Line {
+                    frame: Frame::BadLine(bad),
+                    bytes: None,
+                },
+            })
+            .collect();
+        if decoded.send(lines).await.is_err() {
+            return;
+        }
+    }
+}

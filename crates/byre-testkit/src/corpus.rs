@@ -1,0 +1,146 @@
+//! The corpus stream for benchmarks: every CLI → host message of the recorded transcripts, as
+//! the CLI wrote it, repeated until the stream reaches a given size.
+//!
+//! The mix of message types is the real one, and each line keeps its bytes (the CLI's key
+//! order matters to decoding: `type` is first in most lines and late in `result` lines).
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The recorded transcripts of the repository (`testdata/transcripts`).
+pub fn transcripts_dir() -> io::Result<PathBuf> {
+    crate::project_root()
+        .map(|root| root.join("testdata").join("transcripts"))
+        .map_err(io::Error::other)
+}
+
+/// Every `recv` message of the transcripts under `dir` (searched recursively, files in name
+/// order), one line each without its newline, byte for byte as recorded.
+pub fn recv_lines(dir: &Path) -> io::Result<Vec<Vec<u8>>> {
+    let mut files = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    #[derive(serde::Deserialize)]
+    struct Entry<'a> {
+        dir: &'a str,
+        #[serde(borrow)]
+        msg: Option<&'a serde_json::value::RawValue>,
+    }
+    let mut lines = Vec::new();
+    for file in files {
+        for line in std::fs::read_to_string(&file)?.lines() {
+            let entry: Entry<'_> = serde_json::from_str(line).map_err(|e| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{}: {e}", file.display()),
+                )
+            })?;
+            if let (&"recv", Some(msg)) = (&entry.dir, entry.msg) {
+                lines.push(msg.get().as_bytes().to_vec());
+            }
+        }
+    }
+    Ok(lines)
+}
+
+/// A stream of newline-terminated lines.
+#[derive(Debug, Clone)]
+pub struct CorpusStream {
+    /// The bytes, every line ending in `\n`.
+    pub bytes: Vec<u8>,
+    /// Where each line starts and how long it is (without its newline).
+    pub lines: Vec<(usize, usize)>,
+}
+
+impl CorpusStream {
+    /// `lines` repeated, whole, until the stream holds at least `min_bytes` (once at least).
+    pub fn repeat(lines: &[Vec<u8>], min_bytes: usize) -> CorpusStream {
+        let mut bytes =
+            Vec::with_capacity(min_bytes + lines.iter().map(|l| l.len() + 1).sum::<usize>());
+        let mut spans = Vec::new();
+        loop {
+            for line in lines {
+                spans.push((bytes.len(), line.len()));
+                bytes.extend_from_slice(line);
+                bytes.push(b'\n');
+            }
+            if bytes.len() >= min_bytes || lines.is_empty() {
+                break;
+            }
+        }
+        CorpusStream {
+            bytes,
+            lines: spans,
+        }
+    }
+
+    /// The corpus of the repository's transcripts, repeated past `min_bytes`.
+    pub fn from_transcripts(min_bytes: usize) -> io::Result<CorpusStream> {
+        Ok(CorpusStream::repeat(
+            &recv_lines(&transcripts_dir()?)?,
+            min_bytes,
+        ))
+    }
+
+    /// The number of lines.
+    pub fn line_count(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Each line, without its newline.
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        self.lines
+            .iter()
+            .map(|&(at, len)| &self.bytes[at..at + len])
+    }
+
+    /// Writes the stream to `path`.
+    pub fn write_to(&self, path: &Path) -> io::Result<()> {
+        std::fs::write(path, &self.bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lines_repeat_whole_past_the_size() {
+        let lines = vec![b"{\"type\":\"a\"}".to_vec(), b"{\"type\":\"bb\"}".to_vec()];
+        let stream = CorpusStream::repeat(&lines, 40);
+        // 13 + 14 bytes a round: two rounds are 54 bytes, the first past 40.
+        assert_eq!(stream.bytes.len(), 54);
+        assert_eq!(stream.line_count(), 4);
+        let seen: Vec<&[u8]> = stream.iter().collect();
+        assert_eq!(
+            seen,
+            [&lines[0][..], &lines[1][..], &lines[0][..], &lines[1][..]]
+        );
+        assert!(stream.bytes.ends_with(b"}\n"));
+        assert_eq!(
+            CorpusStream::repeat(&lines, 0).line_count(),
+            2,
+            "once at least"
+        );
+    }
+
+    #[test]
+    fn the_recorded_transcripts_give_their_recv_lines() {
+        let lines = recv_lines(&transcripts_dir().unwrap()).unwrap();
+        assert!(lines.len() > 100, "{} lines", lines.len());
+        for line in &lines {
+            let message: serde_json::Value = serde_json::from_slice(line).unwrap();
+            assert!(message["type"].is_string(), "{message}");
+        }
+    }
+}
