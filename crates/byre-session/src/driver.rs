@@ -650,8 +650,17 @@ impl Claude {
             exit: None,
             exit_waiters: Vec::new(),
             end_input_when_idle: false,
+            turn_span: None,
+            request_spans: HashMap::new(),
         };
-        tokio::spawn(driver.run());
+        // Everything the driver does happens inside the session's span: its turns, control
+        // requests both ways, the exit.
+        let span = tracing::info_span!(
+            "byre_session",
+            pid = driver.process.as_ref().map(CliProcess::pid),
+            session_id = tracing::field::Empty,
+        );
+        tokio::spawn(tracing::Instrument::instrument(driver.run(), span));
         let claude = Claude {
             commands,
             shared,
@@ -890,6 +899,10 @@ struct Driver {
     /// [`Claude::end_input`] was called while the host serves the CLI's requests: stdin closes
     /// once the run is idle and no handler runs.
     end_input_when_idle: bool,
+    /// The span of the running turn: host requests sent during it are its children.
+    turn_span: Option<tracing::Span>,
+    /// The span of each host request in flight, and when it was sent.
+    request_spans: HashMap<RequestId, (tracing::Span, Instant)>,
 }
 
 impl Driver {
@@ -991,6 +1004,7 @@ impl Driver {
                                 continue;
                             };
                             let why = if e.is_panic() {
+                                tracing::warn!(id = %id, "a handler panicked; answered with an error");
                                 "the handler panicked"
                             } else {
                                 "cancelled"
@@ -1040,6 +1054,29 @@ impl Driver {
 
     async fn flush_transmit(&mut self) {
         while let Some(line) = self.session.poll_transmit() {
+            if let byre_proto::HostMessage::ControlRequest(request) = &line {
+                let subtype = request.request.tag().unwrap_or("?");
+                let span = match &self.turn_span {
+                    Some(turn) => tracing::debug_span!(
+                        parent: turn,
+                        "control_request",
+                        id = %request.request_id,
+                        subtype,
+                        from = "host"
+                    ),
+                    None => tracing::debug_span!(
+                        "control_request",
+                        id = %request.request_id,
+                        subtype,
+                        from = "host"
+                    ),
+                };
+                span.in_scope(|| tracing::debug!("sent"));
+                self.request_spans.insert(
+                    RequestId::new(request.request_id.clone()),
+                    (span, Instant::now()),
+                );
+            }
             if let Some(t) = &mut self.transcript {
                 if let Ok(bytes) = serde_json::to_vec(&line) {
                     let _ = match self.writer {
@@ -1073,6 +1110,13 @@ impl Driver {
                     subtype,
                     result,
                 } => {
+                    if let Some((span, sent)) = self.request_spans.remove(id) {
+                        let elapsed_ms = sent.elapsed().as_secs_f64() * 1000.0;
+                        span.in_scope(|| match result {
+                            Ok(_) => tracing::debug!(elapsed_ms, "answered"),
+                            Err(failure) => tracing::info!(elapsed_ms, %failure, "failed"),
+                        });
+                    }
                     if let Some(reply) = self.waiting.remove(id) {
                         let _ = reply.send(result.clone().map_err(|failure| Error::Request {
                             subtype: subtype.clone(),
@@ -1097,8 +1141,28 @@ impl Driver {
                     }
                 }
                 Event::Turn(crate::turns::TurnEvent::SessionId { session_id, .. }) => {
+                    tracing::Span::current().record("session_id", session_id.as_str());
                     self.shared.lock().expect("shared state").session_id = Some(session_id.clone());
                 }
+                Event::Turn(crate::turns::TurnEvent::TurnStarted { turn, origin, .. }) => {
+                    let span = tracing::info_span!("turn", turn = turn.get(), origin = ?origin);
+                    span.in_scope(|| tracing::debug!("started"));
+                    self.turn_span = Some(span);
+                }
+                Event::Turn(crate::turns::TurnEvent::TurnEnded { turn, outcome, .. }) => {
+                    let span = self
+                        .turn_span
+                        .take()
+                        .unwrap_or_else(|| tracing::info_span!("turn", turn = turn.get()));
+                    span.in_scope(|| {
+                        tracing::info!(
+                            subtype = %outcome.subtype,
+                            is_error = outcome.is_error,
+                            "ended"
+                        )
+                    });
+                }
+                Event::Protocol(problem) => tracing::warn!(%problem, "the CLI broke the protocol"),
                 _ => {}
             }
             self.pending_events.push_back(event);
@@ -1128,8 +1192,32 @@ impl Driver {
                 .answer(&id, Err(format!("this host has no handler for {subtype}")));
             return;
         };
+        let subtype = request.tag().unwrap_or("?");
+        let span = match &self.turn_span {
+            Some(turn) => tracing::debug_span!(
+                parent: turn,
+                "control_request",
+                id = %id,
+                subtype,
+                from = "cli"
+            ),
+            None => tracing::debug_span!("control_request", id = %id, subtype, from = "cli"),
+        };
         let task_id = id.clone();
-        let handle = self.running.spawn(async move { (task_id, task.await) });
+        let started = Instant::now();
+        let handle = self.running.spawn(tracing::Instrument::instrument(
+            async move {
+                tracing::debug!("handling");
+                let answer = task.await;
+                let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+                match &answer {
+                    Ok(_) => tracing::debug!(elapsed_ms, "answered"),
+                    Err(error) => tracing::info!(elapsed_ms, %error, "answered with an error"),
+                }
+                (task_id, answer)
+            },
+            span,
+        ));
         self.running_ids.insert(id, handle);
     }
 
@@ -1191,9 +1279,13 @@ impl Driver {
                     _ => "",
                 };
                 self.note(&format!("exited: {}{how}", info.status));
+                tracing::info!(status = %info.status, stopped = ?info.stopped, "the CLI exited");
                 self.exit = Some(info);
             }
-            Err(why) => self.note(&format!("could not wait for the CLI: {why}")),
+            Err(why) => {
+                tracing::warn!(%why, "could not wait for the CLI");
+                self.note(&format!("could not wait for the CLI: {why}"));
+            }
         }
     }
 

@@ -55,6 +55,12 @@
 //! # }
 //! ```
 //!
+//! The driver reports through `tracing`: a `byre_session` span per session (the CLI's `pid`,
+//! and its `session_id` once known), a `turn` span per turn, and a `control_request` span per
+//! request in either direction (`from = "host"` or `"cli"`, its `id` and `subtype`; a request
+//! sent or handled during a turn is a child of the turn's span), each telling its answer and
+//! how long it took; protocol problems are warnings.
+//!
 //! byre's end-to-end scenarios (the `byre-e2e` crate) drive the real CLI through this driver.
 //! The driver's benchmarks are in `benches/` and their numbers in the repository's
 //! BENCHMARKS.md.

@@ -1,0 +1,183 @@
+//! Tracing spans of the driver against the real CLI: one span per session (with the CLI's pid
+//! and, once known, the session id), one per turn, one per control request in each direction,
+//! nested as they happen.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use byre_proto::{CliMessage, HookEvent, HookOutput};
+use byre_session::driver::{Claude, Options};
+use byre_session::session::Event;
+use byre_testkit::{claude_bin, ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
+use futures::StreamExt;
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::Subscriber;
+use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::Layer;
+
+#[derive(Debug, Clone)]
+struct SpanRec {
+    id: u64,
+    name: &'static str,
+    parent: Option<u64>,
+    fields: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone)]
+struct EventRec {
+    span: Option<u64>,
+    fields: BTreeMap<String, String>,
+}
+
+#[derive(Default, Clone)]
+struct Recorder {
+    spans: Arc<Mutex<Vec<SpanRec>>>,
+    events: Arc<Mutex<Vec<EventRec>>>,
+}
+
+struct Fields<'a>(&'a mut BTreeMap<String, String>);
+
+impl Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(
+            field.name().to_owned(),
+            format!("{value:?}").trim_matches('"').to_owned(),
+        );
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.to_owned());
+    }
+}
+
+impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Recorder {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let mut fields = BTreeMap::new();
+        attrs.record(&mut Fields(&mut fields));
+        let parent = ctx
+            .span(id)
+            .and_then(|span| span.parent())
+            .map(|parent| parent.id().into_u64());
+        self.spans.lock().unwrap().push(SpanRec {
+            id: id.into_u64(),
+            name: attrs.metadata().name(),
+            parent,
+            fields,
+        });
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, _ctx: Context<'_, S>) {
+        let mut spans = self.spans.lock().unwrap();
+        if let Some(span) = spans.iter_mut().rev().find(|s| s.id == id.into_u64()) {
+            values.record(&mut Fields(&mut span.fields));
+        }
+    }
+
+    fn on_event(&self, event: &tracing::Event<'_>, ctx: Context<'_, S>) {
+        let mut fields = BTreeMap::new();
+        event.record(&mut Fields(&mut fields));
+        let span = ctx.event_span(event).map(|s| s.id().into_u64());
+        self.events.lock().unwrap().push(EventRec { span, fields });
+    }
+}
+
+// On one thread, so that the recorder set for this thread sees every task of the session.
+#[tokio::test(flavor = "current_thread")]
+async fn sessions_turns_and_control_requests_have_spans() {
+    let recorder = Recorder::default();
+    let subscriber = tracing_subscriber::registry().with(recorder.clone());
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let script = Script::new().rule(
+        Rule::when(Match::user_text_contains("hello"))
+            .reply(Reply::text("Hi from the fake model.")),
+    );
+    let model = FakeModel::start(script).await.unwrap();
+    let env = ClaudeEnv::new(&model.base_url()).unwrap();
+    let mut options = Options::new();
+    options.launch.program =
+        Some(claude_bin().unwrap_or_else(|e| panic!("cannot provision the CLI: {e}")));
+    options.launch.cwd = Some(env.cwd().to_path_buf());
+    for (name, value) in env.vars() {
+        options.launch.env.push((name.into(), value.into()));
+    }
+    options
+        .launch
+        .env_remove
+        .extend(env.removed().iter().cloned());
+    let options = options.hook(HookEvent::STOP, None, |_input, _id| async {
+        Ok(HookOutput::default())
+    });
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    claude.send("hello").unwrap();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(30), events.next())
+            .await
+            .expect("an event in time")
+            .expect("events go on");
+        if let Event::Message(CliMessage::Result(_)) = event {
+            break;
+        }
+    }
+    claude
+        .request(byre_proto::GetContextUsageRequest::default())
+        .await
+        .unwrap();
+    let session_id = claude.session_id().unwrap();
+    claude.close().await.unwrap();
+
+    let spans = recorder.spans.lock().unwrap().clone();
+    let events = recorder.events.lock().unwrap().clone();
+    let named = |name: &str| spans.iter().filter(|s| s.name == name).collect::<Vec<_>>();
+    let sessions = named("byre_session");
+    assert_eq!(sessions.len(), 1, "{spans:#?}");
+    let session = sessions[0];
+    assert!(
+        session
+            .fields
+            .get("pid")
+            .is_some_and(|p| p.contains(char::is_numeric)),
+        "{session:?}"
+    );
+    assert_eq!(session.fields.get("session_id"), Some(&session_id));
+
+    let turns = named("turn");
+    assert_eq!(turns.len(), 1, "{spans:#?}");
+    let turn = turns[0];
+    assert_eq!(turn.parent, Some(session.id));
+    assert_eq!(turn.fields.get("turn").map(String::as_str), Some("1"));
+    assert!(
+        events.iter().any(|e| e.span == Some(turn.id)
+            && e.fields.get("message").map(String::as_str) == Some("ended")
+            && e.fields.get("subtype").map(String::as_str) == Some("success")),
+        "the turn's end is told in its span: {events:#?}"
+    );
+
+    let requests = named("control_request");
+    let find = |subtype: &str, from: &str| {
+        requests
+            .iter()
+            .find(|s| {
+                s.fields.get("subtype").map(String::as_str) == Some(subtype)
+                    && s.fields.get("from").map(String::as_str) == Some(from)
+            })
+            .unwrap_or_else(|| panic!("no {from} {subtype} span: {requests:#?}"))
+    };
+    let initialize = find("initialize", "host");
+    assert_eq!(initialize.parent, Some(session.id));
+    let hook = find("hook_callback", "cli");
+    assert_eq!(hook.parent, Some(turn.id), "the hook ran during the turn");
+    let usage = find("get_context_usage", "host");
+    assert_eq!(usage.parent, Some(session.id), "sent after the turn");
+    for span in [initialize, hook, usage] {
+        assert!(
+            events.iter().any(|e| e.span == Some(span.id)
+                && e.fields.get("message").map(String::as_str) == Some("answered")
+                && e.fields.contains_key("elapsed_ms")),
+            "{span:?} tells its answer and how long it took: {events:#?}"
+        );
+    }
+}
