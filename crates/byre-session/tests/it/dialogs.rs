@@ -7,27 +7,15 @@ use std::time::Duration;
 use byre_proto::{AskUserQuestionInput, CliMessage, PermissionResult};
 use byre_session::driver::{Claude, Options};
 use byre_session::session::Event;
-use byre_testkit::{claude_bin, ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
+use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
 use futures::StreamExt;
 use serde_json::json;
 
 const STEP: Duration = Duration::from_secs(30);
 
 fn options(model: &FakeModel, mode: &str) -> (Options, ClaudeEnv) {
-    let env = ClaudeEnv::new(&model.base_url()).unwrap();
-    let mut options = Options::new();
-    options.launch.program =
-        Some(claude_bin().unwrap_or_else(|e| panic!("cannot provision the CLI: {e}")));
-    options.launch.cwd = Some(env.cwd().to_path_buf());
-    for (name, value) in env.vars() {
-        options.launch.env.push((name.into(), value.into()));
-    }
-    options
-        .launch
-        .env_remove
-        .extend(env.removed().iter().cloned());
+    let (mut options, env) = crate::support::options(model);
     options.launch.permission_mode = Some(mode.into());
-    options.process.exit_grace = Duration::from_secs(10);
     (options, env)
 }
 

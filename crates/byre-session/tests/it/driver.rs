@@ -7,33 +7,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use byre_proto::{CliMessage, HookEvent, HookOutput, ResultSubtype, TerminalReason};
-use byre_session::driver::{query, Claude, Error, Fault, Options};
+use byre_session::driver::{query, Claude, Error, Fault};
 use byre_session::session::{Event, RequestFailure};
 use byre_testkit::{
-    claude_bin, read_transcript, ClaudeEnv, FakeModel, Match, Reply, Rule, Script, TranscriptDir,
-    TranscriptKind, TranscriptLine,
+    read_transcript, FakeModel, Match, Reply, Rule, Script, TranscriptDir, TranscriptKind,
+    TranscriptLine,
 };
 use futures::StreamExt;
 
-const STEP: Duration = Duration::from_secs(30);
+use crate::support::options;
 
-/// Options that run the pinned CLI offline against `model`, with the env's scratch HOME.
-fn options(model: &FakeModel) -> (Options, ClaudeEnv) {
-    let env = ClaudeEnv::new(&model.base_url()).unwrap();
-    let mut options = Options::new();
-    options.launch.program =
-        Some(claude_bin().unwrap_or_else(|e| panic!("cannot provision the CLI: {e}")));
-    options.launch.cwd = Some(env.cwd().to_path_buf());
-    for (name, value) in env.vars() {
-        options.launch.env.push((name.into(), value.into()));
-    }
-    options
-        .launch
-        .env_remove
-        .extend(env.removed().iter().cloned());
-    options.process.exit_grace = Duration::from_secs(10);
-    (options, env)
-}
+const STEP: Duration = Duration::from_secs(30);
 
 async fn until_result(
     events: &mut byre_session::driver::Events,

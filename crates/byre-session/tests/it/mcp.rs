@@ -11,34 +11,18 @@ use byre_proto::{
     CliMessage, CliRequest, ContentBlock, JsonRpcMessage, McpServerState, McpStatusRequest,
     MessageContent, ResultMessage, ResultSubtype, TerminalReason, ToolResultBlock,
 };
-use byre_session::driver::{Claude, Events, Options};
+use byre_session::driver::{Claude, Events};
 use byre_session::mcp::schemars::{self, JsonSchema};
 use byre_session::mcp::{McpServer, Tool, ToolOutput};
 use byre_session::session::Event;
-use byre_testkit::{claude_bin, ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
+use byre_testkit::{FakeModel, Match, Reply, Rule, Script};
 use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-const STEP: Duration = Duration::from_secs(30);
+use crate::support::options;
 
-/// Options that run the pinned CLI offline against `model`, with the env's scratch HOME.
-fn options(model: &FakeModel) -> (Options, ClaudeEnv) {
-    let env = ClaudeEnv::new(&model.base_url()).unwrap();
-    let mut options = Options::new();
-    options.launch.program =
-        Some(claude_bin().unwrap_or_else(|e| panic!("cannot provision the CLI: {e}")));
-    options.launch.cwd = Some(env.cwd().to_path_buf());
-    for (name, value) in env.vars() {
-        options.launch.env.push((name.into(), value.into()));
-    }
-    options
-        .launch
-        .env_remove
-        .extend(env.removed().iter().cloned());
-    options.process.exit_grace = Duration::from_secs(10);
-    (options, env)
-}
+const STEP: Duration = Duration::from_secs(30);
 
 /// A script of byre's recorded MCP scenarios.
 fn scenario(name: &str) -> Script {

@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use byre_proto::{CliMessage, HookEvent, HookOutput};
-use byre_session::driver::{Claude, Options};
+use byre_session::driver::Claude;
 use byre_session::session::Event;
-use byre_testkit::{claude_bin, ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
+use byre_testkit::{FakeModel, Match, Reply, Rule, Script};
 use futures::StreamExt;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -96,18 +96,7 @@ async fn sessions_turns_and_control_requests_have_spans() {
             .reply(Reply::text("Hi from the fake model.")),
     );
     let model = FakeModel::start(script).await.unwrap();
-    let env = ClaudeEnv::new(&model.base_url()).unwrap();
-    let mut options = Options::new();
-    options.launch.program =
-        Some(claude_bin().unwrap_or_else(|e| panic!("cannot provision the CLI: {e}")));
-    options.launch.cwd = Some(env.cwd().to_path_buf());
-    for (name, value) in env.vars() {
-        options.launch.env.push((name.into(), value.into()));
-    }
-    options
-        .launch
-        .env_remove
-        .extend(env.removed().iter().cloned());
+    let (options, _env) = crate::support::options(&model);
     let options = options.hook(HookEvent::STOP, None, |_input, _id| async {
         Ok(HookOutput::default())
     });

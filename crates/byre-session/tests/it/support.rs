@@ -2,7 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
+use std::time::Duration;
+
 use byre_proto::CliMessage;
+use byre_session::driver::Options;
+use byre_testkit::{claude_bin, ClaudeEnv, FakeModel};
 use serde_json::Value;
 
 /// The folder of the recorded transcripts.
@@ -37,4 +41,22 @@ pub(crate) fn recv_messages(path: &Path) -> Vec<CliMessage> {
             Some(CliMessage::from_slice(&bytes).expect("a recorded line decodes"))
         })
         .collect()
+}
+
+/// Options that run the pinned CLI offline against `model`, with the env's scratch HOME.
+pub(crate) fn options(model: &FakeModel) -> (Options, ClaudeEnv) {
+    let env = ClaudeEnv::new(&model.base_url()).unwrap();
+    let mut options = Options::new();
+    options.launch.program =
+        Some(claude_bin().unwrap_or_else(|e| panic!("cannot provision the CLI: {e}")));
+    options.launch.cwd = Some(env.cwd().to_path_buf());
+    for (name, value) in env.vars() {
+        options.launch.env.push((name.into(), value.into()));
+    }
+    options
+        .launch
+        .env_remove
+        .extend(env.removed().iter().cloned());
+    options.process.exit_grace = Duration::from_secs(10);
+    (options, env)
 }
