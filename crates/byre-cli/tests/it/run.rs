@@ -222,8 +222,9 @@ async fn fork_at_an_answer_starts_a_new_session_from_there() {
     assert!(!sent.contains("question two"), "{sent}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ctrl_c_interrupts_the_turn() {
+/// `byre run` against a model that never answers, once the CLI has asked it: the fake model,
+/// the child and its pid.
+async fn hanging_run() -> (Offline, tokio::process::Child, u32) {
     let script = Script::new().rule(Rule::any().reply(Reply::hang()));
     let offline = Offline::start(script).await;
     let child = offline
@@ -238,6 +239,12 @@ async fn ctrl_c_interrupts_the_turn() {
         .wait_for_requests(1, RUN_TIMEOUT)
         .await
         .expect("the CLI asks the model");
+    (offline, child, pid)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_interrupts_the_turn() {
+    let (offline, child, pid) = hanging_run().await;
     signal(pid, Signal::SIGINT);
     let out = tokio::time::timeout(RUN_TIMEOUT, child.wait_with_output())
         .await
@@ -255,20 +262,7 @@ async fn ctrl_c_interrupts_the_turn() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_ctrl_c_quits_and_stops_the_cli() {
-    let script = Script::new().rule(Rule::any().reply(Reply::hang()));
-    let offline = Offline::start(script).await;
-    let child = offline
-        .run(&["hang please"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id().unwrap();
-    offline
-        .model
-        .wait_for_requests(1, RUN_TIMEOUT)
-        .await
-        .expect("the CLI asks the model");
+    let (offline, child, pid) = hanging_run().await;
     // Stop the CLI so that the first interrupt cannot end the turn before the second Ctrl-C.
     let cli = children(pid);
     assert_eq!(cli.len(), 1, "byre runs one CLI: {cli:?}");
