@@ -244,7 +244,7 @@ async fn hanging_run() -> (Offline, tokio::process::Child, u32) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_interrupts_the_turn() {
-    let (offline, child, pid) = hanging_run().await;
+    let (_offline, child, pid) = hanging_run().await;
     signal(pid, Signal::SIGINT);
     let out = tokio::time::timeout(RUN_TIMEOUT, child.wait_with_output())
         .await
@@ -262,7 +262,7 @@ async fn ctrl_c_interrupts_the_turn() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_ctrl_c_quits_and_stops_the_cli() {
-    let (offline, child, pid) = hanging_run().await;
+    let (_offline, child, pid) = hanging_run().await;
     // Stop the CLI so that the first interrupt cannot end the turn before the second Ctrl-C.
     let cli = children(pid);
     assert_eq!(cli.len(), 1, "byre runs one CLI: {cli:?}");
