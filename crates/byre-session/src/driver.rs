@@ -94,6 +94,10 @@ pub struct Options {
     pub transcript_launch: bool,
     /// How long `initialize` and other requests may take; 60 s by default.
     pub request_timeout: Option<Duration>,
+    /// How long a handler may take to answer one of the CLI's requests (hook, permission
+    /// prompt, MCP message, ...) before the CLI gets an error answer and the handler is
+    /// stopped. No limit by default: a permission prompt may wait for a person.
+    pub handler_timeout: Option<Duration>,
     hooks: Vec<(HookEvent, Option<String>, HookHandler)>,
     handlers: HashMap<&'static str, RequestHandler>,
     mcp_servers: Vec<String>,
@@ -650,6 +654,7 @@ impl Claude {
             exit: None,
             exit_waiters: Vec::new(),
             end_input_when_idle: false,
+            handler_timeout: options.handler_timeout,
             turn_span: None,
             request_spans: HashMap::new(),
         };
@@ -738,7 +743,9 @@ impl Claude {
 
     /// Waits for the CLI to exit by itself, and returns how it ended (at once when it has).
     /// Does not stop it: call [`Claude::end_input`] first to let it finish, or
-    /// [`Claude::close`] to stop it; wrap it in a timeout to bound the wait.
+    /// [`Claude::close`] to stop it; wrap it in a timeout to bound the wait. Keep reading the
+    /// [`Events`] meanwhile (or drop them): a full event queue pauses reading from the CLI, and
+    /// a CLI that cannot write does not finish.
     pub async fn wait(&self) -> Result<ExitInfo, Error> {
         let (tx, rx) = oneshot::channel();
         self.direct(Direct::Wait(tx))?;
@@ -751,9 +758,14 @@ impl Claude {
             .map_err(|_| Error::Closed(self.ended()))
     }
 
-    /// Fails once the input has ended.
+    /// Fails once the input has ended or the CLI has exited (a prompt sent then would go
+    /// nowhere).
     fn check_input(&self) -> Result<(), Error> {
-        if self.shared.lock().expect("shared state").input_ended {
+        let shared = self.shared.lock().expect("shared state");
+        if let Some(ended) = &shared.ended {
+            return Err(Error::Closed(ended.clone()));
+        }
+        if shared.input_ended {
             return Err(Error::Closed("the input has ended".into()));
         }
         Ok(())
@@ -899,6 +911,8 @@ struct Driver {
     /// [`Claude::end_input`] was called while the host serves the CLI's requests: stdin closes
     /// once the run is idle and no handler runs.
     end_input_when_idle: bool,
+    /// How long a handler may take ([`Options::handler_timeout`]).
+    handler_timeout: Option<Duration>,
     /// The span of the running turn: host requests sent during it are its children.
     turn_span: Option<tracing::Span>,
     /// The span of each host request in flight, and when it was sent.
@@ -1203,6 +1217,16 @@ impl Driver {
             ),
             None => tracing::debug_span!("control_request", id = %id, subtype, from = "cli"),
         };
+        let task: Pin<Box<dyn Future<Output = Result<Value, String>> + Send>> =
+            match self.handler_timeout {
+                Some(limit) => Box::pin(async move {
+                    match tokio::time::timeout(limit, task).await {
+                        Ok(answer) => answer,
+                        Err(_) => Err(format!("the handler did not answer within {limit:?}")),
+                    }
+                }),
+                None => task,
+            };
         let task_id = id.clone();
         let started = Instant::now();
         let handle = self.running.spawn(tracing::Instrument::instrument(
@@ -1362,11 +1386,29 @@ impl Driver {
 
     async fn shutdown(&mut self) -> Result<ExitInfo, Error> {
         self.close_stdin().await;
-        // Deliver what the CLI still writes while it exits.
         let process = self.process.take();
         let result = match process {
             Some(process) => {
-                let exit = process.shutdown().await;
+                // Read what the CLI still writes while it exits (so it never blocks on a full
+                // pipe), and deliver it: every line up to the exit reaches the stream.
+                let shutdown = process.shutdown();
+                tokio::pin!(shutdown);
+                let mut reading = true;
+                let exit = loop {
+                    tokio::select! {
+                        exit = &mut shutdown => break exit,
+                        lines = self.reader.next(), if reading => match lines {
+                            Some(lines) => lines.into_iter().for_each(|line| self.on_line(line)),
+                            None => reading = false,
+                        },
+                    }
+                };
+                while reading {
+                    match self.reader.next().await {
+                        Some(lines) => lines.into_iter().for_each(|line| self.on_line(line)),
+                        None => reading = false,
+                    }
+                }
                 self.exited(exit.as_ref().cloned().map_err(|e| e.to_string()));
                 exit.map_err(|e| Error::Closed(e.to_string()))
             }
@@ -1387,8 +1429,9 @@ impl Driver {
             let _ = waiter.send(result.clone());
         }
         self.take_events();
-        let (events, pending) = (&self.events, &mut self.pending_events);
-        let _ = std::future::poll_fn(|cx| events.poll_push(pending, cx)).await;
+        // A consumer that stopped reading must not make `close` wait forever: the last events
+        // go in over the queue's capacity.
+        self.events.push_all(&mut self.pending_events);
         if let Some(t) = &mut self.transcript {
             let _ = t.flush();
         }

@@ -140,6 +140,25 @@ impl<T> Producer<T> {
         }
     }
 
+    /// Moves every item of `pending` into the queue, over its capacity if need be, and wakes
+    /// the consumer. For the last events of a session that is being closed: the driver does not
+    /// wait for a consumer that may never read again, and nothing is dropped (what is moved
+    /// was already held in memory).
+    pub(super) fn push_all(&self, pending: &mut VecDeque<T>) {
+        let consumer = {
+            let mut state = self.shared.lock();
+            if !state.consumer_alive {
+                pending.clear();
+                return;
+            }
+            state.items.extend(pending.drain(..));
+            state.consumer.take()
+        };
+        if let Some(consumer) = consumer {
+            consumer.wake();
+        }
+    }
+
     /// Whether [`Producer::close`] was called.
     pub(super) fn is_closed(&self) -> bool {
         !self.shared.lock().producer_alive
@@ -266,6 +285,22 @@ mod tests {
         let mut pending: VecDeque<u32> = (0..5).collect();
         assert_eq!(producer.push_now(&mut pending), Ok(()));
         drop(producer);
+        let (_, waker) = counter();
+        let mut cx = Context::from_waker(&waker);
+        let mut seen = Vec::new();
+        while let Poll::Ready(Some(n)) = consumer.poll_next(&mut cx) {
+            seen.push(n);
+        }
+        assert_eq!(seen, vec![0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn the_last_events_go_in_over_the_capacity() {
+        let (producer, mut consumer) = queue::<u32>(2);
+        let mut pending: VecDeque<u32> = (0..5).collect();
+        producer.push_all(&mut pending);
+        assert!(pending.is_empty());
+        producer.close();
         let (_, waker) = counter();
         let mut cx = Context::from_waker(&waker);
         let mut seen = Vec::new();

@@ -255,6 +255,57 @@ async fn pending_requests_fail_when_the_cli_exits() {
     );
     let err = claude.interrupt().await.unwrap_err();
     assert_eq!(err.fault(), Fault::Exited, "{err}");
+    // A prompt after the exit is refused, not lost.
+    let err = claude.send("anyone there?").unwrap_err();
+    assert_eq!(err.fault(), Fault::Exited, "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_does_not_wait_for_a_consumer_that_stopped_reading() {
+    let text = "word ".repeat(200);
+    let script = Script::new().rule(Rule::any().reply(Reply::text(text.trim_end())));
+    let model = FakeModel::start(script).await.unwrap();
+    let (mut options, _env) = options(&model);
+    options.event_buffer = Some(1);
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    claude.send("talk").unwrap();
+    model
+        .wait_for_requests(1, STEP)
+        .await
+        .expect("the CLI asks the model");
+    // Nobody reads: the queue fills and reading from the CLI pauses. Closing still ends.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    tokio::time::timeout(STEP, claude.close())
+        .await
+        .expect("close returns though nobody reads")
+        .unwrap();
+    // What was read is all still there, and the stream ends.
+    let seen = until_the_end(&mut events).await;
+    assert!(
+        seen.iter()
+            .any(|e| matches!(e, Event::Message(CliMessage::System(_)))),
+        "{seen:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_that_never_answers_times_out_and_the_turn_goes_on() {
+    let script = Script::new().rule(Rule::any().reply(Reply::text("Done.")));
+    let model = FakeModel::start(script).await.unwrap();
+    let (mut options, _env) = options(&model);
+    options.handler_timeout = Some(Duration::from_millis(500));
+    let started = Arc::new(AtomicUsize::new(0));
+    let counter = started.clone();
+    let options = options.hook(HookEvent::STOP, None, move |_input, _id| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        std::future::pending::<Result<HookOutput, String>>()
+    });
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    claude.send("finish").unwrap();
+    let (_, result) = until_result(&mut events).await;
+    assert_eq!(result.result.as_deref(), Some("Done."));
+    assert_eq!(started.load(Ordering::SeqCst), 1, "the hook was asked");
+    claude.close().await.unwrap();
 }
 
 /// Sends a signal to the CLI this test started.
