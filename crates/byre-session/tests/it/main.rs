@@ -7,7 +7,6 @@ mod driver;
 mod interleavings;
 mod mcp;
 mod session;
-mod spans;
 mod support;
 mod tasks;
 mod turns;

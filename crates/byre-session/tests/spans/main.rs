@@ -1,6 +1,11 @@
 //! Tracing spans of the driver against the real CLI: one span per session (with the CLI's pid
 //! and, once known, the session id), one per turn, one per control request in each direction,
-//! nested as they happen.
+//! nested as they happen. A test binary of its own: the recorder is the process's only
+//! subscriber, so no other test's sessions can race with it.
+
+#[allow(dead_code)]
+#[path = "../it/support.rs"]
+mod support;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -84,19 +89,18 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Recorder {
     }
 }
 
-// On one thread, so that the recorder set for this thread sees every task of the session.
-#[tokio::test(flavor = "current_thread")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_turns_and_control_requests_have_spans() {
     let recorder = Recorder::default();
     let subscriber = tracing_subscriber::registry().with(recorder.clone());
-    let _guard = tracing::subscriber::set_default(subscriber);
+    tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
 
     let script = Script::new().rule(
         Rule::when(Match::user_text_contains("hello"))
             .reply(Reply::text("Hi from the fake model.")),
     );
     let model = FakeModel::start(script).await.unwrap();
-    let (options, _env) = crate::support::options(&model);
+    let (options, _env) = support::options(&model);
     let options = options.hook(HookEvent::STOP, None, |_input, _id| async {
         Ok(HookOutput::default())
     });
