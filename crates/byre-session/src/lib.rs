@@ -30,9 +30,8 @@
 //! registered with [`Options::serve_mcp`](driver::Options::serve_mcp).
 //!
 //! ```no_run
-//! use byre_session::driver::{Claude, Options};
-//! use byre_session::session::Event;
-//! use byre_proto::{CliMessage, ContentBlock};
+//! use byre_proto::{CliMessage, Delta};
+//! use byre_session::{assembly::AssemblyEvent, driver::{Claude, Options}, session::Event};
 //! use futures::StreamExt;
 //!
 //! # async fn run() -> Result<(), byre_session::driver::Error> {
@@ -40,12 +39,9 @@
 //! claude.send("Say hello")?;
 //! while let Some(event) = events.next().await {
 //!     match event {
-//!         Event::Message(CliMessage::Assistant(a)) => {
-//!             for block in &a.message.content {
-//!                 if let ContentBlock::Text(t) = block {
-//!                     print!("{}", t.text);
-//!                 }
-//!             }
+//!         // The answer's text as it streams.
+//!         Event::Assembly(AssemblyEvent::Delta { delta: Delta::Text(t), .. }) => {
+//!             print!("{}", t.text)
 //!         }
 //!         Event::Message(CliMessage::Result(_)) => break,
 //!         _ => {}

@@ -60,6 +60,38 @@ async fn query_runs_one_prompt_to_its_result() {
     );
 }
 
+/// The README's example, with the text collected instead of printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readme_example_streams_the_answer() {
+    use byre_proto::Delta;
+    use byre_session::assembly::AssemblyEvent;
+    let script = Script::new().rule(Rule::any().reply(Reply::text("Hello, from a stream.")));
+    let model = FakeModel::start(script).await.unwrap();
+    let (options, _env) = options(&model);
+    let mut printed = String::new();
+    let mut result = None;
+
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    claude.send("Say hello").unwrap();
+    while let Some(event) = events.next().await {
+        match event {
+            Event::Assembly(AssemblyEvent::Delta {
+                delta: Delta::Text(t),
+                ..
+            }) => printed.push_str(&t.text),
+            Event::Message(CliMessage::Result(r)) => {
+                result = r.result;
+                break;
+            }
+            _ => {}
+        }
+    }
+    claude.close().await.unwrap();
+
+    assert_eq!(printed, "Hello, from a stream.");
+    assert_eq!(result.as_deref(), Some(printed.as_str()));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stop_hook_blocks_once_and_the_turn_goes_on() {
     let script = Script::new()
