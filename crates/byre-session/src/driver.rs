@@ -824,6 +824,47 @@ impl Claude {
         Ok(self.request(body).await?.model)
     }
 
+    /// Switches the permission mode (`default`, `acceptEdits`, `plan`, `bypassPermissions`,
+    /// ...); a mode the CLI does not take is refused with its error code.
+    pub async fn set_permission_mode(
+        &self,
+        mode: impl Into<byre_proto::PermissionMode>,
+    ) -> Result<byre_proto::SetPermissionModeResponse, Error> {
+        self.request(byre_proto::SetPermissionModeRequest {
+            mode: mode.into(),
+            extra: Default::default(),
+        })
+        .await
+    }
+
+    /// The MCP servers and their state (connected, failed, ...), with their tools.
+    pub async fn mcp_status(&self) -> Result<byre_proto::McpStatusResponse, Error> {
+        self.request(byre_proto::McpStatusRequest::default()).await
+    }
+
+    /// How the context window is used. `summary` skips the API's token count (`full` calls
+    /// it).
+    pub async fn context_usage(
+        &self,
+        summary: bool,
+    ) -> Result<byre_proto::ContextUsageResponse, Error> {
+        let mut body = byre_proto::GetContextUsageRequest::default();
+        if summary {
+            body.detail = Some("summary".to_owned());
+        }
+        self.request(body).await
+    }
+
+    /// Stops a task (a background Bash command or a subagent) by its id.
+    pub async fn stop_task(&self, task_id: impl Into<String>) -> Result<(), Error> {
+        self.request(byre_proto::StopTaskRequest {
+            task_id: task_id.into(),
+            extra: Default::default(),
+        })
+        .await
+        .map(|_| ())
+    }
+
     /// The session id, once the CLI has said it (at the first turn).
     pub fn session_id(&self) -> Option<String> {
         self.shared.lock().expect("shared state").session_id.clone()

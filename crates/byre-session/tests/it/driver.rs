@@ -237,11 +237,16 @@ async fn pending_requests_fail_when_the_cli_exits() {
     let (claude, _events) = Claude::start(options).await.unwrap();
 
     // A refusal carries the CLI's message and is the CLI's answer, not a broken session.
-    let bad_mode = byre_proto::SetPermissionModeRequest {
-        mode: byre_proto::PermissionMode::new("byre-no-such-mode"),
-        extra: Default::default(),
-    };
-    let err = claude.request(bad_mode).await.unwrap_err();
+    claude
+        .set_permission_mode(byre_proto::PermissionMode::PLAN)
+        .await
+        .unwrap();
+    assert!(claude.mcp_status().await.is_ok());
+    assert!(claude.context_usage(true).await.is_ok());
+    let err = claude
+        .set_permission_mode(byre_proto::PermissionMode::new("byre-no-such-mode"))
+        .await
+        .unwrap_err();
     assert_eq!(err.fault(), Fault::Refused, "{err}");
     assert!(matches!(
         &err,
