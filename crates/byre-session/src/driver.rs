@@ -349,8 +349,8 @@ fn launch_note(program: &std::path::Path, launch: &Launch) -> String {
     format!("argv: {}", Value::from(argv))
 }
 
-/// A random version-4 UUID for a new session id.
-fn new_session_id() -> String {
+/// A random version-4 UUID, for a new session id (`Launch::session_id`, `--session-id`).
+pub fn new_session_id() -> String {
     use std::hash::{BuildHasher, Hasher};
     // Two independently seeded hashers give 128 random bits without another dependency.
     let mut bytes = [0u8; 16];

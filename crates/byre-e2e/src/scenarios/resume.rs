@@ -1,9 +1,8 @@
 //! Resume and fork scenarios: `--resume`, `--resume-session-at`, `--fork-session`,
 //! `--session-id`, and an unknown session id.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use byre_proto::{CliMessage, ResultSubtype, SystemMessage};
 use byre_session::driver::Error;
@@ -191,7 +190,7 @@ async fn resume_and_fork(ctx: Ctx) -> Outcome {
 /// initialize answer, exit 1, and the host's `initialize` fails fast.
 async fn resume_unknown_id(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("resume_unknown_id").await?;
-    let missing = uuid_v4();
+    let missing = byre_session::driver::new_session_id();
     let started = Instant::now();
     let mut host = SessionHost::spawn(cli_options(&ctx, &env).resume(&missing), &env).await?;
     let answer = host.initialize().await;
@@ -294,33 +293,6 @@ fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
     }
     subdirs.sort();
     subdirs.into_iter().find_map(|d| find_file(&d, name))
-}
-
-/// A random (version 4) UUID, from `/dev/urandom` mixed with the clock.
-fn uuid_v4() -> String {
-    let mut bytes = [0u8; 16];
-    if let Ok(mut random) = std::fs::File::open("/dev/urandom") {
-        let _ = random.read_exact(&mut bytes);
-    }
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos()
-        ^ u128::from(std::process::id()) << 64;
-    for (byte, mix) in bytes.iter_mut().zip(now.to_le_bytes()) {
-        *byte ^= mix;
-    }
-    bytes[6] = (bytes[6] & 0x0f) | 0x40;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
 }
 
 // ---------------------------------------------------------------------------------------------
