@@ -136,7 +136,14 @@ macro_rules! top_level {
             /// [`DecodeError`]; any other line decodes, to `Unknown` when its type is unknown or
             /// its fields do not fit the model (the reason is in [`Unknown::mismatch`]).
             pub fn from_slice(line: &[u8]) -> Result<Self, DecodeError> {
-                match decode_top_level::<$name>(line) {
+                // Checking the whole line's UTF-8 at once lets the parser skip the check of
+                // each string. A line that is not UTF-8 goes to the byte parser, which finds
+                // where, and then to the fallback, which reports it.
+                let decoded = match std::str::from_utf8(line) {
+                    Ok(text) => decode_top_level::<$name>(text),
+                    Err(_) => serde_json::from_slice::<$name>(line),
+                };
+                match decoded {
                     Ok($name::Unknown(u)) if !matches!(u.get("type"), Some(Value::String(_))) => {
                         Err(DecodeError::new(DecodeErrorKind::NoType, line))
                     }
@@ -173,24 +180,24 @@ top_level!(HostMessage);
 
 /// Decodes a top-level message. When `type` is not the first key (as in `result` lines), a
 /// quick scan finds it first so that no key needs to be buffered.
-fn decode_top_level<T: TopLevel>(line: &[u8]) -> serde_json::Result<T> {
+fn decode_top_level<T: TopLevel>(line: &str) -> serde_json::Result<T> {
     let trimmed = line.trim_ascii_start();
-    if trimmed.starts_with(br#"{"type":"#) {
-        return serde_json::from_slice(line);
+    if trimmed.starts_with(r#"{"type":"#) {
+        return serde_json::from_str(line);
     }
     #[derive(serde::Deserialize)]
     struct TypeOnly<'a> {
         #[serde(borrow, rename = "type")]
         kind: Option<std::borrow::Cow<'a, str>>,
     }
-    match serde_json::from_slice::<TypeOnly<'_>>(line) {
+    match serde_json::from_str::<TypeOnly<'_>>(line) {
         Ok(TypeOnly { kind: Some(kind) }) => {
-            let mut de = serde_json::Deserializer::from_slice(line);
+            let mut de = serde_json::Deserializer::from_str(line);
             let value = T::with_tag(&kind, &mut de)?;
             de.end()?;
             Ok(value)
         }
-        _ => serde_json::from_slice(line),
+        _ => serde_json::from_str(line),
     }
 }
 

@@ -638,6 +638,10 @@ fn not_json() {
         b"nul",
         b"{\"type\":\"user\"} x",
         b"\xff\xfe",
+        // Not UTF-8 inside a string, in a known and in an unknown type, `type` first or late.
+        b"{\"type\":\"user\",\"x\":\"\xff\"}",
+        b"{\"type\":\"no_such_type\",\"x\":\"a\xc3\"}",
+        b"{\"x\":\"\xe2\x82\",\"type\":\"result\"}",
     ] {
         let e = bad(line);
         assert!(
