@@ -1102,6 +1102,19 @@ impl Driver {
                 } else {
                     format!("{}; it starts {:?}", bad.reason, bad.head)
                 };
+                if matches!(bad.reason, byre_transport::BadLineReason::TooLong { .. })
+                    && !self.session.is_initialized()
+                {
+                    // The longest early line is the initialize answer: waiting for it would
+                    // only end in the initialize timeout.
+                    self.set_ready(Err(Error::BadAnswer {
+                        subtype: "initialize".into(),
+                        message: format!(
+                            "a {}-byte line came before the answer and was skipped ({});                              raise the line limit",
+                            bad.len, bad.reason
+                        ),
+                    }));
+                }
                 self.session.handle_bad_line(Instant::now(), bad.len, why);
             }
         }

@@ -298,6 +298,20 @@ async fn pending_requests_fail_when_the_cli_exits() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_limit_below_the_initialize_answer_fails_the_start_at_once() {
+    let model = FakeModel::start(Script::new()).await.unwrap();
+    let (mut options, _env) = options(&model);
+    // The initialize answer is several KiB long.
+    options.max_line = Some(1024);
+    let err = tokio::time::timeout(Duration::from_secs(20), Claude::start(options))
+        .await
+        .expect("no wait for the initialize timeout")
+        .unwrap_err();
+    assert_eq!(err.fault(), Fault::Protocol, "{err}");
+    assert!(err.to_string().contains("raise the line limit"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn close_does_not_wait_for_a_consumer_that_stopped_reading() {
     let text = "word ".repeat(200);
     let script = Script::new().rule(Rule::any().reply(Reply::text(text.trim_end())));
