@@ -36,15 +36,13 @@ use byre_proto::{
     HostRequest, InitializeRequest, InitializeResponse, RawJson, UserMessage,
 };
 use byre_transport::{
-    find_claude, CliProcess, ExitInfo, Frame, Launch, LaunchError, NdjsonCodec, ProcessOptions,
-    TranscriptWriter,
+    find_claude, CliProcess, ExitInfo, Frame, Launch, LaunchError, ProcessOptions, TranscriptWriter,
 };
-use futures::{SinkExt, Stream, StreamExt};
+use futures::{Stream, StreamExt};
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
-use tokio_util::codec::FramedWrite;
 
 use crate::correlation::RequestId;
 use crate::session::{Event, RequestFailure, Session, SessionConfig};
@@ -638,7 +636,7 @@ impl Claude {
             session: Session::new(config, Instant::now()),
             process: Some(process),
             reader: reader::Reader::spawn(stdout, max_line, keep_lines),
-            writer: Some(FramedWrite::new(stdin, NdjsonCodec::<CliMessage>::new())),
+            writer: Some(stdin),
             events: events_tx,
             pending_events: Default::default(),
             commands: commands_rx,
@@ -931,7 +929,8 @@ struct Driver {
     session: Session,
     process: Option<CliProcess>,
     reader: reader::Reader,
-    writer: Option<FramedWrite<tokio::process::ChildStdin, NdjsonCodec<CliMessage>>>,
+    /// The CLI's stdin, while it is open.
+    writer: Option<tokio::process::ChildStdin>,
     events: queue::Producer<Event>,
     /// Events taken from the core and not yet handed to the stream.
     pending_events: std::collections::VecDeque<Event>,
@@ -1145,21 +1144,30 @@ impl Driver {
                     (span, Instant::now()),
                 );
             }
+            // Encoded once: the same bytes go to the CLI and to the transcript.
+            let Ok(bytes) = byre_transport::encode_line(&line) else {
+                continue;
+            };
+            let text = &bytes[..bytes.len() - 1];
             if let Some(t) = &mut self.transcript {
-                if let Ok(bytes) = serde_json::to_vec(&line) {
-                    let _ = match self.writer {
-                        Some(_) => t.record_send(&bytes),
-                        None => t.record_note(&format!(
-                            "stdin is closed, not sent: {}",
-                            String::from_utf8_lossy(&bytes)
-                        )),
-                    };
-                }
+                let _ = match self.writer {
+                    Some(_) => t.record_send_message(text),
+                    None => t.record_note(&format!(
+                        "stdin is closed, not sent: {}",
+                        String::from_utf8_lossy(text)
+                    )),
+                };
             }
-            if let Some(writer) = &mut self.writer {
-                if writer.send(&line).await.is_err() {
-                    self.writer = None;
-                }
+            self.write_line(&bytes).await;
+        }
+    }
+
+    /// Writes one line (with its newline) on the CLI's stdin, if it is open.
+    async fn write_line(&mut self, bytes: &[u8]) {
+        if let Some(stdin) = &mut self.writer {
+            if stdin.write_all(bytes).await.is_err() || stdin.flush().await.is_err() {
+                // The CLI is gone; the reader sees its exit.
+                self.writer = None;
             }
         }
     }
@@ -1393,17 +1401,13 @@ impl Driver {
                 if let Some(t) = &mut self.transcript {
                     let _ = t.record_raw(&line);
                 }
-                let Some(writer) = &mut self.writer else {
+                if self.writer.is_none() {
                     self.note("stdin is closed: the raw line was not written");
                     return;
-                };
+                }
                 let mut bytes = line;
                 bytes.push(b'\n');
-                let stdin = writer.get_mut();
-                if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
-                    // The CLI is gone; the reader sees its exit.
-                    self.writer = None;
-                }
+                self.write_line(&bytes).await;
             }
             Direct::Note(text) => self.note(&text),
             Direct::EndInput => {
@@ -1431,9 +1435,9 @@ impl Driver {
     /// Writes what is still to be sent, then closes stdin.
     async fn close_stdin(&mut self) {
         self.flush_transmit().await;
-        if let Some(mut writer) = self.writer.take() {
-            let _ = SinkExt::<&byre_proto::HostMessage>::close(&mut writer).await;
-            drop(writer);
+        if let Some(mut stdin) = self.writer.take() {
+            let _ = stdin.shutdown().await;
+            drop(stdin);
             self.note("stdin closed");
         }
     }

@@ -77,6 +77,12 @@ impl TranscriptWriter {
         self.write_entry("send", line, false)
     }
 
+    /// Records a message line the host encoded itself (without its newline): known to be JSON,
+    /// so it is not checked again.
+    pub fn record_send_message(&mut self, line: &[u8]) -> io::Result<()> {
+        self.write_entry("send", line, true)
+    }
+
     /// Records bytes the host wrote as they are, for instance deliberately invalid input: kept
     /// as a `raw` string (lossily as UTF-8) even when they are JSON, so a replay never takes
     /// them for a message.
