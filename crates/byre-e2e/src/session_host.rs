@@ -287,7 +287,7 @@ impl SessionHost {
                          others: {}",
                         self.exit_report().await,
                         seen.len(),
-                        kinds(&seen)
+                        byre_testkit::message_kinds(&seen)
                     )))
                 }
                 Next::TimedOut => {
@@ -295,7 +295,7 @@ impl SessionHost {
                         "timed out waiting for a matching message ({timeout:?}); got {} \
                          others: {}",
                         seen.len(),
-                        kinds(&seen)
+                        byre_testkit::message_kinds(&seen)
                     )))
                 }
             }
@@ -404,17 +404,4 @@ impl SessionHost {
             Some(_) => {}
         }
     }
-}
-
-/// The kinds of the last few messages, for timeout failures.
-fn kinds(messages: &[CliMessage]) -> String {
-    let start = messages.len().saturating_sub(12);
-    messages[start..]
-        .iter()
-        .map(|m| match m {
-            CliMessage::System(s) => format!("system/{}", s.tag().unwrap_or("?")),
-            other => other.kind().to_owned(),
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }

@@ -608,7 +608,7 @@ impl Host {
                         what: format!(
                             "a matching message ({timeout:?}); got {} others: {}",
                             seen.len(),
-                            kinds(&seen)
+                            message_kinds(&seen)
                         ),
                     })
                 }
@@ -956,8 +956,8 @@ fn preview(line: &[u8]) -> String {
     }
 }
 
-/// The kinds of the last few messages, for timeout errors.
-fn kinds(messages: &[CliMessage]) -> String {
+/// The kinds of the last few messages (`system/init, assistant, ...`), for timeout errors.
+pub fn message_kinds(messages: &[CliMessage]) -> String {
     let start = messages.len().saturating_sub(12);
     messages[start..]
         .iter()

@@ -62,8 +62,8 @@ pub use cli::{
 };
 pub use env::{running_as_root, ClaudeEnv, OFFLINE_API_KEY};
 pub use host::{
-    base_args, simple_mcp_server, HookFn, Host, HostError, HostExit, HostOptions, McpServerFn,
-    McpTool, PermissionFn, Responder,
+    base_args, message_kinds, simple_mcp_server, HookFn, Host, HostError, HostExit, HostOptions,
+    McpServerFn, McpTool, PermissionFn, Responder,
 };
 pub use script::{
     Block, ErrorReply, Match, MessageReply, PendingRule, Reply, RequestView, Rule, Script,
