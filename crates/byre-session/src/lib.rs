@@ -1,6 +1,6 @@
 //! The session layer of byre: what users program against.
 //!
-//! Built so far, all sans-IO (no tokio, no clock: time is passed in as `Instant`s):
+//! The core, all sans-IO (no tokio, no clock: time is passed in as `Instant`s):
 //!
 //! - [`session`]: the [`Session`](session::Session) state machine: the handshake
 //!   (`initialize` first, the CLI's own requests served while it waits), host requests with
