@@ -8,7 +8,9 @@
 use std::mem::Discriminant;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput};
 
 use byre_proto::CliMessage;
 use byre_session::driver::{Claude, Options};
@@ -182,5 +184,81 @@ pub(crate) fn cpu_times() -> (Duration, Duration) {
     match fields[..] {
         [utime, stime, cutime, cstime] => (tick(utime + stime), tick(cutime + cstime)),
         _ => (Duration::ZERO, Duration::ZERO),
+    }
+}
+
+/// The size the corpus stream is repeated past.
+const TARGET_BYTES: usize = 50 * 1024 * 1024;
+
+/// Runs the stream through one session, timed by criterion as `name`, then ten more runs for
+/// wall and CPU time; with `python` set, the Python SDK after it (see `driver.rs`).
+pub(crate) fn stream_bench(name: &str, python: bool) {
+    let standin = standin();
+    let stream = StreamFile::new("driver", TARGET_BYTES);
+    let expected = expected_kinds(&stream);
+    assert_eq!(expected.len(), stream.lines + 1);
+    eprintln!(
+        "stream: {} bytes, {} lines, {} cores",
+        stream.bytes,
+        stream.lines,
+        cores()
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+
+    let mut c = Criterion::default().configure_from_args();
+    let mut group = c.benchmark_group("driver");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(stream.lines as u64));
+    group.bench_function(name, |b| {
+        b.iter(|| {
+            let delivered = runtime.block_on(run_stream(&standin, &stream.path, &expected));
+            assert_eq!(delivered, expected.len(), "every line is delivered");
+        })
+    });
+    group.finish();
+    c.final_summary();
+
+    // Where the time goes: wall and CPU time of a few more runs (CPU time is steadier on a
+    // shared machine, and shows how much of the two cores the host and the stand-in use).
+    let runs = 10;
+    let (host_before, child_before) = cpu_times();
+    let mut walls: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            runtime.block_on(run_stream(&standin, &stream.path, &expected));
+            start.elapsed()
+        })
+        .collect();
+    walls.sort();
+    let (host_after, child_after) = cpu_times();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    eprintln!(
+        "per stream, {runs} runs: wall min {:.0} ms, median {:.0} ms; mean CPU: host {:.0} ms, \
+         stand-in {:.0} ms",
+        ms(walls[0]),
+        ms(walls[runs / 2]),
+        ms(host_after - host_before) / runs as f64,
+        ms(child_after - child_before) / runs as f64,
+    );
+    eprintln!(
+        "MB/s = {} bytes / time; every iteration delivered all {} lines",
+        stream.bytes, stream.lines
+    );
+
+    let python = std::env::var_os("BYRE_BENCH_PYTHON").filter(|p| python && !p.is_empty());
+    if let Some(python) = python {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/python_sdk.py");
+        let status = std::process::Command::new(python)
+            .arg(script)
+            .arg("--cli")
+            .arg(&standin)
+            .arg("--stream")
+            .arg(&stream.path)
+            .status()
+            .expect("python runs");
+        assert!(status.success(), "the Python SDK run failed");
     }
 }

@@ -22,6 +22,7 @@
 //! a large file never blocks on a full pipe.
 
 use std::io::{BufRead, Write};
+use std::os::fd::AsFd;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -80,14 +81,20 @@ fn main() {
             .and_then(|n| n.parse().ok())
             .unwrap_or(1);
         let _ = out.flush();
+        // A `File` on a duplicate of fd 1 (not the line-buffered `Stdout`, which would cut the
+        // stream into small writes at line ends): `io::copy` between two files lets the kernel
+        // move the bytes, a pipe's worth at a time.
+        let mut stdout = std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .map(std::fs::File::from)
+            .expect("stdout can be duplicated");
         for _ in 0..times {
-            // `io::copy` from a file to a pipe moves the bytes in the kernel (no copy here).
             let mut file = std::fs::File::open(&path).expect("--stdout-file is readable");
-            if std::io::copy(&mut file, &mut out).is_err() {
+            if std::io::copy(&mut file, &mut stdout).is_err() {
                 return;
             }
         }
-        let _ = out.flush();
     }
     for line in lines {
         if echo {
