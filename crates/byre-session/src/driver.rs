@@ -39,7 +39,7 @@ use byre_transport::{
     find_claude, CliProcess, ExitInfo, Frame, Launch, LaunchError, ProcessOptions, TranscriptWriter,
 };
 use futures::{Stream, StreamExt};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
@@ -508,6 +508,10 @@ enum Direct {
     EndInput,
     /// Answer when the CLI has exited.
     Wait(oneshot::Sender<Result<ExitInfo, Error>>),
+    /// Serve the in-process MCP server of this name with a handler the factory builds.
+    ServeMcp(String, McpHandlerFactory),
+    /// Stop serving the in-process MCP server of this name.
+    ForgetMcp(String),
 }
 
 /// Whether `initialize` was answered: `None` while waiting.
@@ -520,6 +524,21 @@ pub struct Claude {
     commands: mpsc::UnboundedSender<Command>,
     shared: Arc<Mutex<Shared>>,
     ready: watch::Receiver<Ready>,
+    /// The MCP servers of the session that `mcp_set_servers` replaces, as last declared to the
+    /// CLI (`--mcp-config`, then each change); the lock makes changes one at a time.
+    mcp_set: Arc<tokio::sync::Mutex<Map<String, Value>>>,
+}
+
+/// A change to the session's MCP servers.
+pub(crate) enum McpChange {
+    /// Add a server with this configuration, served in process when a factory is given.
+    Add {
+        name: String,
+        config: Value,
+        factory: Option<McpHandlerFactory>,
+    },
+    /// Remove a server.
+    Remove(String),
 }
 
 #[derive(Debug, Default)]
@@ -594,6 +613,13 @@ impl Claude {
             };
             let _ = t.record_note(&format!("cwd: {}", cwd.display()));
         }
+        let mcp_set = match options.launch.mcp_config() {
+            Some(Value::Object(mut config)) => match config.remove("mcpServers") {
+                Some(Value::Object(servers)) => servers,
+                _ => Map::new(),
+            },
+            _ => Map::new(),
+        };
         let mut process = CliProcess::spawn(&program, &options.launch, options.process.clone())
             .map_err(|e| Error::Launch(e.to_string()))?;
         if let Some(questions) = options.questions.take() {
@@ -621,15 +647,15 @@ impl Claude {
         let keep_lines = transcript.is_some();
         let (events_tx, events_rx) = queue::queue(options.event_buffer.unwrap_or(256));
         let (commands, commands_rx) = mpsc::unbounded_channel();
-        let mut handlers = options.handlers.clone();
+        let handlers = options.handlers.clone();
         let outbox = Outbox {
             commands: commands.downgrade(),
         };
-        for (name, factory) in &options.mcp_factories {
-            let handler = factory(outbox.clone());
-            let rest = handlers.get("mcp_message").cloned();
-            handlers.insert("mcp_message", route_mcp(rest, name, handler));
-        }
+        let mcp = options
+            .mcp_factories
+            .iter()
+            .map(|(name, factory)| (name.clone(), factory(outbox.clone())))
+            .collect();
         let shared = Arc::new(Mutex::new(Shared::default()));
         let (ready_tx, ready_rx) = watch::channel(None);
         let driver = Driver {
@@ -642,6 +668,8 @@ impl Claude {
             commands: commands_rx,
             hooks: hook_handlers,
             handlers,
+            mcp,
+            outbox,
             running: JoinSet::new(),
             running_ids: HashMap::new(),
             waiting: HashMap::new(),
@@ -668,6 +696,7 @@ impl Claude {
             commands,
             shared,
             ready: ready_rx,
+            mcp_set: Arc::new(tokio::sync::Mutex::new(mcp_set)),
         };
         Ok((claude, Events { rx: events_rx }))
     }
@@ -748,6 +777,104 @@ impl Claude {
         let (tx, rx) = oneshot::channel();
         self.direct(Direct::Wait(tx))?;
         rx.await.map_err(|_| Error::Closed(self.ended()))?
+    }
+
+    /// Adds the MCP server `name` to the live session, configured as in `--mcp-config`
+    /// (`{"type":"stdio","command":...,"args":[...]}`, `{"type":"http","url":...}`, ...). The
+    /// CLI takes the session's whole set of such servers at once (`mcp_set_servers`), so byre
+    /// sends the servers declared at launch ([`Launch::mcp_servers`], in-process ones included)
+    /// and those added since, with this one; its answer says what was added and which servers
+    /// failed to start (`errors`; such a server stays in the set, with status `failed`, until
+    /// removed). A name already in that set is refused. In-process servers are added with
+    /// `add_mcp_server` (feature `mcp`). Tools of a server added live are deferred: the CLI
+    /// announces them to the model as available (alwaysLoad is not honoured here).
+    pub async fn add_mcp_config(
+        &self,
+        name: &str,
+        config: Value,
+    ) -> Result<byre_proto::McpSetServersResponse, Error> {
+        self.change_mcp(McpChange::Add {
+            name: name.to_owned(),
+            config,
+            factory: None,
+        })
+        .await
+    }
+
+    /// Removes the MCP server `name`, one declared at launch (in-process ones included) or
+    /// added since, from the live session: the CLI disconnects it and its tools go. Servers of
+    /// the user's or project's settings are not in that set and cannot be removed here (see
+    /// `mcp_toggle` for those).
+    pub async fn remove_mcp_server(
+        &self,
+        name: &str,
+    ) -> Result<byre_proto::McpSetServersResponse, Error> {
+        self.change_mcp(McpChange::Remove(name.to_owned())).await
+    }
+
+    /// Carries out `change` with one `mcp_set_servers` request. An in-process server is served
+    /// before the request goes out (the CLI starts its handshake at once) and forgotten when
+    /// the CLI did not take it, or once it is removed.
+    pub(crate) async fn change_mcp(
+        &self,
+        change: McpChange,
+    ) -> Result<byre_proto::McpSetServersResponse, Error> {
+        let mut set = self.mcp_set.lock().await;
+        let mut servers: std::collections::BTreeMap<String, Value> =
+            set.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        match change {
+            McpChange::Add {
+                name,
+                config,
+                factory,
+            } => {
+                if servers.contains_key(&name) {
+                    return Err(Error::InvalidInput(format!(
+                        "the session already has an MCP server named {name:?}"
+                    )));
+                }
+                self.check_input()?;
+                let in_process = factory.is_some();
+                if let Some(factory) = factory {
+                    self.direct(Direct::ServeMcp(name.clone(), factory))?;
+                }
+                servers.insert(name.clone(), config.clone());
+                let answer = self
+                    .request(byre_proto::McpSetServersRequest {
+                        servers,
+                        ..Default::default()
+                    })
+                    .await;
+                // A server the CLI took but could not start is in its set all the same (its
+                // status says `failed`, its error is in the answer), until removed.
+                match &answer {
+                    Ok(_) => {
+                        set.insert(name, config);
+                    }
+                    Err(_) if in_process => {
+                        let _ = self.direct(Direct::ForgetMcp(name));
+                    }
+                    Err(_) => {}
+                }
+                answer
+            }
+            McpChange::Remove(name) => {
+                if servers.remove(&name).is_none() {
+                    return Err(Error::InvalidInput(format!(
+                        "the session has no MCP server named {name:?} declared at launch or added since"
+                    )));
+                }
+                let answer = self
+                    .request(byre_proto::McpSetServersRequest {
+                        servers,
+                        ..Default::default()
+                    })
+                    .await?;
+                set.remove(&name);
+                let _ = self.direct(Direct::ForgetMcp(name));
+                Ok(answer)
+            }
+        }
     }
 
     fn direct(&self, command: Direct) -> Result<(), Error> {
@@ -937,6 +1064,10 @@ struct Driver {
     commands: mpsc::UnboundedReceiver<Command>,
     hooks: HashMap<String, HookHandler>,
     handlers: HashMap<&'static str, RequestHandler>,
+    /// The in-process MCP servers, by name.
+    mcp: HashMap<String, RequestHandler>,
+    /// What their handlers send host requests through.
+    outbox: Outbox,
     running: JoinSet<(RequestId, Result<Value, String>)>,
     running_ids: HashMap<RequestId, tokio::task::AbortHandle>,
     waiting: HashMap<RequestId, oneshot::Sender<Result<Option<RawJson>, Error>>>,
@@ -1256,6 +1387,10 @@ impl Driver {
                     serde_json::to_value(output).map_err(|e| e.to_string())
                 }) as Pin<Box<dyn Future<Output = Result<Value, String>> + Send>>
             }),
+            CliRequest::McpMessage(mcp) if self.mcp.contains_key(&mcp.server_name) => self
+                .mcp
+                .get(&mcp.server_name)
+                .map(|handler| handler(request.clone())),
             other => other
                 .tag()
                 .and_then(|subtype| self.handlers.get(subtype))
@@ -1411,7 +1546,7 @@ impl Driver {
             }
             Direct::Note(text) => self.note(&text),
             Direct::EndInput => {
-                if self.hooks.is_empty() && self.handlers.is_empty() {
+                if self.hooks.is_empty() && self.handlers.is_empty() && self.mcp.is_empty() {
                     self.close_stdin().await;
                 } else {
                     // The CLI may still ask a hook, a permission or an MCP tool: keep stdin
@@ -1428,6 +1563,14 @@ impl Driver {
                 } else {
                     self.exit_waiters.push(reply);
                 }
+            }
+            Direct::ServeMcp(name, factory) => {
+                self.session.serve_mcp_server(&name);
+                self.mcp.insert(name, factory(self.outbox.clone()));
+            }
+            Direct::ForgetMcp(name) => {
+                self.session.forget_mcp_server(&name);
+                self.mcp.remove(&name);
             }
         }
     }

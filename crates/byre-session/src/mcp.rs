@@ -61,8 +61,10 @@
 //! # }
 //! ```
 //!
-//! Not done: the CLI's handshake shortcuts (`sdkMcpServerManifests`) and adding or removing
-//! servers on a live session (`mcp_set_servers`). A server whose rmcp service stops (its
+//! Servers can also be added to a live session ([`Claude::add_mcp_server`]) and removed
+//! ([`Claude::remove_mcp_server`]), with `mcp_set_servers`.
+//!
+//! Not done: the CLI's handshake shortcut (`sdkMcpServerManifests`). A server whose rmcp service stops (its
 //! handshake failed, or it ended) answers every later request with JSON-RPC `-32603`; it is not
 //! restarted within the session. The CLI (2.1.328) refuses `mcp_reconnect` for in-process
 //! servers.
@@ -80,7 +82,7 @@ pub use schemars;
 pub use self::tool::{Tool, ToolOutput, ToolServer};
 
 use self::bridge::{Bridge, ControlTransport};
-use crate::driver::{McpHandlerFactory, Options, Outbox};
+use crate::driver::{Claude, McpChange, McpHandlerFactory, Options, Outbox};
 
 /// Why an MCP server or tool cannot be registered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -209,6 +211,30 @@ impl Options {
         }
         let factory = server.factory();
         self.mcp_server_per_session(&server.name, server.always_load, factory)
+    }
+}
+
+impl Claude {
+    /// Adds the in-process MCP server `server` to the live session: the CLI connects to it at
+    /// once (its handshake comes as `mcp_message` requests, served like those of a server
+    /// given to [`Options::serve_mcp`]) and its tools are offered from the next request to the
+    /// model (with `alwaysLoad`, the default). See [`Claude::add_mcp_config`] for how the
+    /// session's set of servers changes; [`Claude::remove_mcp_server`] removes it again.
+    pub async fn add_mcp_server(
+        &self,
+        server: McpServer,
+    ) -> Result<byre_proto::McpSetServersResponse, crate::driver::Error> {
+        let config = byre_transport::SdkServer {
+            name: server.name.clone(),
+            always_load: server.always_load,
+        }
+        .config();
+        self.change_mcp(McpChange::Add {
+            factory: Some(server.factory()),
+            name: server.name,
+            config,
+        })
+        .await
     }
 }
 

@@ -399,6 +399,19 @@ impl Session {
         Ok(())
     }
 
+    /// Starts answering `mcp_message` requests for the in-process server `name` through the
+    /// host (a server added to the live session); `false` when it was served already.
+    pub fn serve_mcp_server(&mut self, name: &str) -> bool {
+        self.config.mcp_servers.insert(name.to_owned())
+    }
+
+    /// Stops serving the in-process server `name`: later `mcp_message` requests for it are
+    /// answered with JSON-RPC `-32601`, as for any unknown server; `false` when it was not
+    /// served.
+    pub fn forget_mcp_server(&mut self, name: &str) -> bool {
+        self.config.mcp_servers.remove(name)
+    }
+
     // ----- outputs ------------------------------------------------------------------------
 
     /// The next line to write on the CLI's stdin.

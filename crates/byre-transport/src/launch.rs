@@ -35,6 +35,18 @@ pub struct SdkServer {
     pub always_load: bool,
 }
 
+impl SdkServer {
+    /// Its entry in `--mcp-config` (and in `mcp_set_servers`):
+    /// `{"type":"sdk","name":...,"alwaysLoad":true}`.
+    pub fn config(&self) -> Value {
+        let mut entry = json!({"type": "sdk", "name": self.name});
+        if self.always_load {
+            entry["alwaysLoad"] = Value::Bool(true);
+        }
+        entry
+    }
+}
+
 /// A commit identity for the CLI's git commits (`GIT_AUTHOR_*`, `GIT_COMMITTER_*`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GitIdentity {
@@ -259,11 +271,7 @@ impl Launch {
         }
         let mut servers = self.mcp_servers.clone();
         for server in &self.sdk_servers {
-            let mut entry = json!({"type": "sdk", "name": server.name});
-            if server.always_load {
-                entry["alwaysLoad"] = Value::Bool(true);
-            }
-            servers.insert(server.name.clone(), entry);
+            servers.insert(server.name.clone(), server.config());
         }
         Some(json!({ "mcpServers": servers }))
     }

@@ -583,3 +583,144 @@ async fn images_and_structured_content_reach_the_model() {
     );
     claude.close().await.unwrap();
 }
+
+/// Polls `mcp_status` until `server` is connected, or is gone when `tools` is `None`.
+async fn wait_status(claude: &Claude, server: &str, tools: Option<&[&str]>) {
+    let deadline = tokio::time::Instant::now() + STEP;
+    loop {
+        let status = claude.request(McpStatusRequest::default()).await.unwrap();
+        let servers = status.mcp_servers.unwrap_or_default();
+        let entry = servers.iter().find(|s| s.name == server);
+        let done = match (entry, tools) {
+            (None, None) => true,
+            (Some(entry), Some(_)) => entry.status == Some(McpServerState::CONNECTED),
+            _ => false,
+        };
+        if done {
+            if let Some(tools) = tools {
+                check_status(claude, server, tools).await;
+            }
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{server} did not reach the state wanted: {servers:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_added_to_a_live_session_and_removed_again() {
+    let model = FakeModel::start(scenario("sdk_mcp_live.json"))
+        .await
+        .unwrap();
+    let (options, _env) = options(&model);
+    let launch_calls = Arc::new(Mutex::new(Vec::new()));
+    let server = McpServer::tools("byre", [lookup(launch_calls.clone())]).unwrap();
+    let (claude, mut events) = Claude::start(options.serve_mcp(server)).await.unwrap();
+
+    // Not there yet.
+    claude.send("please use the live tool").unwrap();
+    let (_, result) = until_result(&mut events).await;
+    assert_eq!(result.result.as_deref(), Some("No live tool."));
+
+    // Added: the launch server stays, the new one connects with its tool.
+    let live_calls = Arc::new(Mutex::new(Vec::new()));
+    let live = McpServer::tools("live", [lookup(live_calls.clone())]).unwrap();
+    let pump = tokio::spawn(async move {
+        // The handshake's requests come while the answer is awaited: keep reading.
+        let mut seen = Vec::new();
+        while let Some(event) = events.next().await {
+            let is_result = matches!(event, Event::Message(CliMessage::Result(_)));
+            seen.push(event);
+            if is_result {
+                break;
+            }
+        }
+        (events, seen)
+    });
+    let added = claude.add_mcp_server(live).await.unwrap();
+    assert_eq!(added.added.as_deref(), Some(&["live".to_owned()][..]));
+    assert_eq!(added.removed.as_deref(), Some(&[][..]));
+    wait_status(&claude, "live", Some(&["lookup"])).await;
+    wait_status(&claude, "byre", Some(&["lookup"])).await;
+
+    // Offered to the model from the next turn, and served.
+    claude.send("please use the live tool").unwrap();
+    let (events, seen) = pump.await.unwrap();
+    let mut events = events;
+    let result = seen
+        .iter()
+        .find_map(|e| match e {
+            Event::Message(CliMessage::Result(r)) => Some(r.result.clone()),
+            _ => None,
+        })
+        .flatten();
+    assert_eq!(result.as_deref(), Some("The live tool answered."));
+    // Tools of a server added live are deferred (alwaysLoad is not honoured there), and the CLI
+    // tells the model at once that they are ready.
+    let requests = model.message_requests();
+    let announced = serde_json::to_string(requests[1].messages()).unwrap();
+    assert!(
+        announced.contains("tool_addition") && announced.contains("mcp__live__lookup"),
+        "{announced}"
+    );
+    assert_eq!(*live_calls.lock().unwrap(), ["shed"]);
+    assert!(launch_calls.lock().unwrap().is_empty());
+    let messages = mcp_messages(&seen, "live");
+    assert_eq!(
+        methods(&messages),
+        [
+            "initialize",
+            "notifications/initialized",
+            "tools/list",
+            "tools/call"
+        ]
+    );
+
+    // A name already in the session is refused; so is removing one it does not have.
+    let again = McpServer::tools("live", [lookup(live_calls.clone())]).unwrap();
+    assert!(claude.add_mcp_server(again).await.is_err());
+    assert!(claude.remove_mcp_server("nope").await.is_err());
+
+    // Removed: gone from the status and from the model's tools; the launch server stays.
+    let removed = claude.remove_mcp_server("live").await.unwrap();
+    assert_eq!(removed.removed.as_deref(), Some(&["live".to_owned()][..]));
+    wait_status(&claude, "live", None).await;
+    wait_status(&claude, "byre", Some(&["lookup"])).await;
+    claude.send("is the live tool still there?").unwrap();
+    let (_, result) = until_result(&mut events).await;
+    assert_eq!(result.result.as_deref(), Some("Checked."));
+    let body = serde_json::to_string(&model.message_requests().last().unwrap().body).unwrap();
+    assert!(
+        body.contains("no longer available") && body.contains("mcp__live__lookup"),
+        "the model is told the tool went: {body}"
+    );
+    assert_eq!(*live_calls.lock().unwrap(), ["shed"]);
+
+    // A server the CLI starts itself: one that cannot start is reported, and stays in the
+    // session (failed) until removed; the rest goes on.
+    let broken =
+        json!({"type": "stdio", "command": "/nonexistent/byre-no-such-server", "args": []});
+    let external = claude.add_mcp_config("broken", broken).await.unwrap();
+    assert_eq!(external.added.as_deref(), Some(&["broken".to_owned()][..]));
+    let why = external.errors.unwrap_or_default().remove("broken");
+    assert!(
+        why.as_deref().is_some_and(|w| w.contains("ENOENT")),
+        "{why:?}"
+    );
+    let status = claude.request(McpStatusRequest::default()).await.unwrap();
+    let entry = status
+        .mcp_servers
+        .unwrap_or_default()
+        .into_iter()
+        .find(|s| s.name == "broken")
+        .expect("the failed server is listed");
+    assert_eq!(entry.status, Some(McpServerState::FAILED), "{entry:?}");
+    let removed = claude.remove_mcp_server("broken").await.unwrap();
+    assert_eq!(removed.removed.as_deref(), Some(&["broken".to_owned()][..]));
+    wait_status(&claude, "broken", None).await;
+    check_status(&claude, "byre", &["lookup"]).await;
+    claude.close().await.unwrap();
+}

@@ -381,6 +381,39 @@ fn unknown_requests_are_answered_once_without_the_host() {
 }
 
 #[test]
+fn an_mcp_server_served_and_forgotten_on_a_live_session() {
+    let now = Instant::now();
+    let mut session = ready_session(SessionConfig::new(InitializeRequest::default()), now);
+    let ask = |id: &str| {
+        cli(&format!(
+            r#"{{"type":"control_request","request_id":"{id}","request":{{"subtype":"mcp_message","server_name":"live","message":{{"jsonrpc":"2.0","id":1,"method":"tools/list"}}}}}}"#
+        ))
+    };
+    let asked = |session: &mut Session| {
+        std::iter::from_fn(|| session.poll_event())
+            .filter(|e| matches!(e, Event::Request { .. }))
+            .count()
+    };
+    // Served: the host is asked, nothing is answered for it.
+    assert!(session.serve_mcp_server("live"));
+    assert!(!session.serve_mcp_server("live"));
+    session.handle_message(now, ask("a"));
+    assert_eq!(asked(&mut session), 1);
+    assert!(session.poll_transmit().is_none());
+    // Forgotten: answered with -32601 without the host.
+    assert!(session.forget_mcp_server("live"));
+    assert!(!session.forget_mcp_server("live"));
+    session.handle_message(now, ask("b"));
+    assert_eq!(asked(&mut session), 0);
+    let sent = session.poll_transmit().expect("an answer").to_value();
+    assert_eq!(sent["response"]["request_id"], "b");
+    assert_eq!(
+        sent["response"]["response"]["mcp_response"]["error"]["code"],
+        -32601
+    );
+}
+
+#[test]
 fn a_cancelled_cli_request_gets_no_answer() {
     let now = Instant::now();
     let mut config = SessionConfig::new(InitializeRequest::default());
