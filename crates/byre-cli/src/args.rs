@@ -33,6 +33,13 @@ pub(crate) enum Command {
         /// Session options.
         #[command(flatten)]
         session: SessionArgs,
+        /// The file that keeps the line history between sessions (default:
+        /// `$XDG_STATE_HOME/byre/chat_history`, else `~/.local/state/byre/chat_history`).
+        #[arg(long, value_name = "FILE")]
+        history: Option<PathBuf>,
+        /// Keep the line history for this session only.
+        #[arg(long, conflicts_with = "history")]
+        no_history: bool,
     },
     /// Print a transcript (`--transcript`, or `--output json` saved to a file) as a
     /// conversation.
@@ -147,7 +154,7 @@ mod tests {
     fn parse(args: &[&str]) -> SessionArgs {
         let argv = ["byre", "chat"].iter().chain(args);
         match Cli::try_parse_from(argv).expect("valid arguments").command {
-            Command::Chat { session } => session,
+            Command::Chat { session, .. } => session,
             other => panic!("{other:?}"),
         }
     }

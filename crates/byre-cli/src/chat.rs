@@ -1,6 +1,6 @@
-//! `byre chat`: an interactive session with line editing and history. Ctrl-C interrupts the
-//! running turn (a second one quits); `/model NAME` switches model, `/fork` forks the session
-//! at the last answer, `/quit` (or Ctrl-D) ends.
+//! `byre chat`: an interactive session with line editing and a line history kept in a file.
+//! Ctrl-C interrupts the running turn (a second one quits); `/model NAME` switches model,
+//! `/fork` forks the session at the last answer, `/quit` (or Ctrl-D) ends.
 //!
 //! The line editor runs on its own thread and reads only while no turn runs; meanwhile the
 //! terminal is in its normal mode, so Ctrl-C reaches byre as a signal and becomes an interrupt.
@@ -29,8 +29,26 @@ commands:
   /quit         end the session (also Ctrl-D)
 Ctrl-C interrupts the running turn; a second Ctrl-C quits.";
 
-/// Runs the interactive session.
-pub(crate) async fn chat(args: SessionArgs, setup: &Setup) -> Result<ExitCode, CliError> {
+/// Where the line history is kept by default: `$XDG_STATE_HOME/byre/chat_history`, else
+/// `~/.local/state/byre/chat_history`; `None` without either variable.
+pub(crate) fn default_history() -> Option<PathBuf> {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|d| !d.is_empty())
+                .map(|home| PathBuf::from(home).join(".local").join("state"))
+        })?;
+    Some(state.join("byre").join("chat_history"))
+}
+
+/// Runs the interactive session; the line history is loaded from and appended to `history`.
+pub(crate) async fn chat(
+    args: SessionArgs,
+    history: Option<PathBuf>,
+    setup: &Setup,
+) -> Result<ExitCode, CliError> {
     let program = find(&args)?;
     let options = setup.apply(args.options(program.clone())?);
     let mut interrupts = Interrupts::listen();
@@ -40,7 +58,7 @@ pub(crate) async fn chat(args: SessionArgs, setup: &Setup) -> Result<ExitCode, C
     else {
         return Ok(ExitCode::from(QUIT_STATUS));
     };
-    let mut editor = Editor::spawn()?;
+    let mut editor = Editor::spawn(history)?;
     let mut model = args.model.clone();
     let mut forks = 0u32;
     eprintln!("byre chat · /help for commands · Ctrl-C interrupts a turn · /quit or Ctrl-D ends");
@@ -176,7 +194,9 @@ struct Editor {
 }
 
 impl Editor {
-    fn spawn() -> Result<Editor, CliError> {
+    /// Starts the editor thread, with the history of the file `history` (created when
+    /// missing; a file that cannot be read or written is reported once and then left alone).
+    fn spawn(history: Option<PathBuf>) -> Result<Editor, CliError> {
         let (ask, questions) = std::sync::mpsc::channel::<String>();
         let (tx, lines) = mpsc::unbounded_channel();
         std::thread::Builder::new()
@@ -189,11 +209,28 @@ impl Editor {
                         return;
                     }
                 };
+                let mut history = history;
+                if let Some(path) = &history {
+                    if let Err(why) = load_history(&mut editor, path) {
+                        eprintln!("byre: no history file: {}: {why}", path.display());
+                        history = None;
+                    }
+                }
                 while let Ok(prompt) = questions.recv() {
                     let read = match editor.readline(&prompt) {
                         Ok(line) => {
                             if !line.trim().is_empty() {
                                 let _ = editor.add_history_entry(line.as_str());
+                                if let Some(path) = &history {
+                                    // Appended at once: a session that is killed keeps it.
+                                    if let Err(why) = editor.append_history(path) {
+                                        eprintln!(
+                                            "byre: history not saved: {}: {why}",
+                                            path.display()
+                                        );
+                                        history = None;
+                                    }
+                                }
                             }
                             ReadLine::Line(line)
                         }
@@ -219,6 +256,21 @@ impl Editor {
             .await
             .unwrap_or_else(|| ReadLine::Failed("the line editor stopped".into()))
     }
+}
+
+/// Loads the history file at `path`, creating it (and its folder) when missing.
+fn load_history(editor: &mut rustyline::DefaultEditor, path: &Path) -> Result<(), String> {
+    if !path.exists() {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        }
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| e.to_string())?;
+    }
+    editor.load_history(path).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

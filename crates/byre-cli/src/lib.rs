@@ -69,7 +69,18 @@ pub async fn main_with(args: impl IntoIterator<Item = OsString>, setup: Setup) -
     };
     let outcome = match cli.command {
         args::Command::Run { prompt, session } => run::run(prompt, session, &setup).await,
-        args::Command::Chat { session } => chat::chat(session, &setup).await,
+        args::Command::Chat {
+            session,
+            history,
+            no_history,
+        } => {
+            let history = if no_history {
+                None
+            } else {
+                history.or_else(chat::default_history)
+            };
+            chat::chat(session, history, &setup).await
+        }
         args::Command::Replay { file } => replay::replay(&file),
     };
     match outcome {

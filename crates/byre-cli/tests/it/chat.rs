@@ -1,5 +1,6 @@
 //! `byre chat` in a pseudo-terminal, as a person uses it: a prompt, Ctrl-C during a slow
-//! stream, the next prompt working, `/model`, `/fork` and `/quit`.
+//! stream, the next prompt working, `/model`, `/fork` and `/quit`, and the line history kept for
+//! the next chat.
 
 use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
@@ -83,6 +84,26 @@ async fn chat_interrupts_a_slow_stream_then_switches_model_and_forks() {
 
     chat.type_line("/quit");
     assert_eq!(chat.wait(), 0, "{}", chat.screen());
+
+    // The line history is kept in a file under HOME; the next chat starts with it: two steps
+    // up is the last question.
+    let history = offline.env.home().join(".local/state/byre/chat_history");
+    let kept = std::fs::read_to_string(&history).expect("the history file");
+    for line in [
+        "a quick question",
+        "/model haiku",
+        "quick question in the fork",
+        "/quit",
+    ] {
+        assert!(kept.contains(line), "{line:?} is not in {kept:?}");
+    }
+    let mut chat = Terminal::spawn(&offline, &["chat"]);
+    chat.expect("> ");
+    chat.type_text("\x1b[A\x1b[A\r");
+    chat.expect("Quick answer.");
+    chat.expect_line("── done");
+    chat.type_line("/quit");
+    assert_eq!(chat.wait(), 0, "{}", chat.screen());
 }
 
 /// `byre` in a pseudo-terminal, with what it wrote collected by a reader thread.
@@ -116,6 +137,8 @@ impl Terminal {
             command.env(name, value);
         }
         command.env("TERM", "xterm-256color");
+        // The chat history goes under the scratch HOME.
+        command.env_remove("XDG_STATE_HOME");
         command.cwd(offline.env.cwd());
         let child = pair.slave.spawn_command(command).expect("byre starts");
         drop(pair.slave);
