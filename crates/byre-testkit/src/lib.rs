@@ -51,6 +51,7 @@ mod cli;
 pub mod corpus;
 mod env;
 mod host;
+mod mcp_stdio;
 mod script;
 mod server;
 pub mod sse;
@@ -65,6 +66,7 @@ pub use host::{
     base_args, message_kinds, simple_mcp_server, HookFn, Host, HostError, HostExit, HostOptions,
     McpServerFn, McpTool, PermissionFn, Responder,
 };
+pub use mcp_stdio::{mcp_stdio_bin, MCP_STDIO_BIN};
 pub use script::{
     Block, ErrorReply, Match, MessageReply, PendingRule, Reply, RequestView, Rule, Script,
     ScriptError, Usage, DEFAULT_CHUNK_SIZE, UNMATCHED_TEXT,

@@ -1,10 +1,12 @@
 //! Questions for the user, against the real CLI: the model's `AskUserQuestion` calls answered
-//! by a typed handler, beside a permission handler for other tools.
+//! by a typed handler, beside a permission handler for other tools; an MCP server's
+//! elicitation form (from `byre-mcp-stdio`, a server the CLI starts) answered by the
+//! elicitation handler, or declined without one.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use byre_proto::{AskUserQuestionInput, CliMessage, PermissionResult};
+use byre_proto::{AskUserQuestionInput, CliMessage, ElicitationResponse, PermissionResult};
 use byre_session::driver::{Claude, Options};
 use byre_session::session::Event;
 use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
@@ -119,4 +121,82 @@ async fn a_refused_question_reaches_the_model_as_a_denial() {
             .any(|r| r.contains("the user closed the dialog")),
         "{results:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_servers_elicitation_reaches_the_handler_and_its_answer_goes_back() {
+    let script = Script::new()
+        .rule(
+            Rule::when(Match::tool_result_contains("elicitation:"))
+                .reply(Reply::text("Got the answer.")),
+        )
+        .rule(
+            Rule::when(Match::user_text_contains("ask me")).reply(Reply::tool_use(
+                "mcp__asker__ask",
+                json!({"question": "Which colour?"}),
+            )),
+        );
+    let model = FakeModel::start(script).await.unwrap();
+    let (mut options, _env) = options(&model, "bypassPermissions");
+    let server = byre_testkit::mcp_stdio_bin().unwrap();
+    options.launch.mcp_servers.insert(
+        "asker".into(),
+        json!({"type": "stdio", "command": server, "args": []}),
+    );
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let seen = asked.clone();
+    let options = options.elicitation(move |request| {
+        seen.lock().unwrap().push(request);
+        async { Ok(ElicitationResponse::accept(json!({"answer": "Blue"}))) }
+    });
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    run_to_result(&claude, &mut events, "please ask me something").await;
+
+    // The CLI forwarded the server's form, typed.
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0].mcp_server_name, "asker");
+    assert_eq!(asked[0].message, "Which colour?");
+    assert_eq!(asked[0].mode.as_deref(), Some("form"));
+    assert_eq!(
+        asked[0].requested_schema.as_ref().unwrap()["properties"]["answer"]["type"],
+        "string"
+    );
+    // The answer went back to the server, whose tool result reached the model.
+    let requests = model.message_requests();
+    assert_eq!(
+        requests.last().unwrap().tool_results(),
+        [r#"elicitation: accept {"answer":"Blue"}"#]
+    );
+    claude.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_handler_an_elicitation_is_declined() {
+    let script = Script::new()
+        .rule(
+            Rule::when(Match::tool_result_contains("elicitation:"))
+                .reply(Reply::text("Declined, then.")),
+        )
+        .rule(
+            Rule::when(Match::user_text_contains("ask me")).reply(Reply::tool_use(
+                "mcp__asker__ask",
+                json!({"question": "Which colour?"}),
+            )),
+        );
+    let model = FakeModel::start(script).await.unwrap();
+    let (mut options, _env) = options(&model, "bypassPermissions");
+    let server = byre_testkit::mcp_stdio_bin().unwrap();
+    options.launch.mcp_servers.insert(
+        "asker".into(),
+        json!({"type": "stdio", "command": server, "args": []}),
+    );
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    run_to_result(&claude, &mut events, "please ask me something").await;
+    let requests = model.message_requests();
+    assert_eq!(
+        requests.last().unwrap().tool_results(),
+        ["elicitation: decline null"]
+    );
+    claude.close().await.unwrap();
 }
