@@ -7,6 +7,9 @@
 //!   `requestedSchema` `{answer: string}`), and returns `elicitation: <action> <content>` with
 //!   the client's answer (or `elicitation failed: <error>`).
 //!
+//! Any other method gets JSON-RPC `-32601`: the CLI (2.1.328) first probes `server/discover`
+//! (MCP `2026-07-28`), then falls back to `initialize`.
+//!
 //! Everything it reads goes to stderr, one line each, prefixed with `mcp<` (for debugging a
 //! test).
 
