@@ -47,8 +47,11 @@ use tokio::task::JoinSet;
 use crate::correlation::RequestId;
 use crate::session::{Event, RequestFailure, Session, SessionConfig};
 
+mod pool;
 mod queue;
 mod reader;
+
+pub use pool::Pool;
 
 /// A hook handler: the hook's input and the tool call id, answered with the hook's output or
 /// an error message.
@@ -993,6 +996,11 @@ impl Claude {
     /// The session id, once the CLI has said it (at the first turn).
     pub fn session_id(&self) -> Option<String> {
         self.shared.lock().expect("shared state").session_id.clone()
+    }
+
+    /// Whether the session has ended: the CLI exited, or the session was closed.
+    pub fn has_ended(&self) -> bool {
+        self.shared.lock().expect("shared state").ended.is_some()
     }
 
     /// The `initialize` answer.

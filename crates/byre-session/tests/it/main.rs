@@ -6,6 +6,7 @@ mod dialogs;
 mod driver;
 mod interleavings;
 mod mcp;
+mod pool;
 mod session;
 mod support;
 mod tasks;
