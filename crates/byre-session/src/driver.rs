@@ -786,16 +786,23 @@ impl Claude {
     /// (`{"type":"stdio","command":...,"args":[...]}`, `{"type":"http","url":...}`, ...). The
     /// CLI takes the session's whole set of such servers at once (`mcp_set_servers`), so byre
     /// sends the servers declared at launch ([`Launch::mcp_servers`], in-process ones included)
-    /// and those added since, with this one; its answer says what was added and which servers
-    /// failed to start (`errors`; such a server stays in the set, with status `failed`, until
-    /// removed). A name already in that set is refused. In-process servers are added with
-    /// `add_mcp_server` (feature `mcp`). Tools of a server added live are deferred: the CLI
-    /// announces them to the model as available (alwaysLoad is not honoured here).
+    /// and those added since, with this one. The CLI's answer says what it added and which
+    /// servers failed to start (`errors`; such a server stays in the set, with status
+    /// `failed`, until removed); on the first change it also counts as added the stdio and
+    /// http servers of the launch, without restarting them. A name already in the set is
+    /// refused, and so is an in-process (`sdk`) server: those are added with `add_mcp_server`
+    /// (feature `mcp`), which serves them too. Tools of a server added live are deferred: the
+    /// CLI announces them to the model as available (alwaysLoad is not honoured here).
     pub async fn add_mcp_config(
         &self,
         name: &str,
         config: Value,
     ) -> Result<byre_proto::McpSetServersResponse, Error> {
+        if config.get("type").and_then(Value::as_str) == Some("sdk") {
+            return Err(Error::InvalidInput(format!(
+                "{name:?} is an in-process server: add it with add_mcp_server, which serves it"
+            )));
+        }
         self.change_mcp(McpChange::Add {
             name: name.to_owned(),
             config,
@@ -815,69 +822,83 @@ impl Claude {
         self.change_mcp(McpChange::Remove(name.to_owned())).await
     }
 
-    /// Carries out `change` with one `mcp_set_servers` request. An in-process server is served
-    /// before the request goes out (the CLI starts its handshake at once) and forgotten when
-    /// the CLI did not take it, or once it is removed.
+    /// Carries out `change` with one `mcp_set_servers` request, on a task of its own, so that
+    /// the record of the set stays right when the caller stops waiting. Changes are made one
+    /// at a time.
     pub(crate) async fn change_mcp(
         &self,
         change: McpChange,
     ) -> Result<byre_proto::McpSetServersResponse, Error> {
+        let claude = self.clone();
+        tokio::spawn(async move { claude.apply_mcp_change(change).await })
+            .await
+            .unwrap_or_else(|e| Err(Error::Closed(format!("the MCP change stopped: {e}"))))
+    }
+
+    /// An in-process server is served before the request goes out (the CLI starts its
+    /// handshake at once). When the request fails (it timed out, say), the CLI may or may not
+    /// have made the change: the record is set from what `mcp_status` then lists, and an
+    /// in-process server is served for as long as it is in it.
+    async fn apply_mcp_change(
+        &self,
+        change: McpChange,
+    ) -> Result<byre_proto::McpSetServersResponse, Error> {
         let mut set = self.mcp_set.lock().await;
-        let mut servers: std::collections::BTreeMap<String, Value> =
-            set.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-        match change {
+        let mut wanted = set.clone();
+        let name = match change {
             McpChange::Add {
                 name,
                 config,
                 factory,
             } => {
-                if servers.contains_key(&name) {
+                if wanted.contains_key(&name) {
                     return Err(Error::InvalidInput(format!(
                         "the session already has an MCP server named {name:?}"
                     )));
                 }
                 self.check_input()?;
-                let in_process = factory.is_some();
                 if let Some(factory) = factory {
                     self.direct(Direct::ServeMcp(name.clone(), factory))?;
                 }
-                servers.insert(name.clone(), config.clone());
-                let answer = self
-                    .request(byre_proto::McpSetServersRequest {
-                        servers,
-                        ..Default::default()
-                    })
-                    .await;
-                // A server the CLI took but could not start is in its set all the same (its
-                // status says `failed`, its error is in the answer), until removed.
-                match &answer {
-                    Ok(_) => {
-                        set.insert(name, config);
-                    }
-                    Err(_) if in_process => {
-                        let _ = self.direct(Direct::ForgetMcp(name));
-                    }
-                    Err(_) => {}
-                }
-                answer
+                wanted.insert(name.clone(), config);
+                name
             }
             McpChange::Remove(name) => {
-                if servers.remove(&name).is_none() {
+                if wanted.remove(&name).is_none() {
                     return Err(Error::InvalidInput(format!(
                         "the session has no MCP server named {name:?} declared at launch or added since"
                     )));
                 }
-                let answer = self
-                    .request(byre_proto::McpSetServersRequest {
-                        servers,
-                        ..Default::default()
-                    })
-                    .await?;
-                set.remove(&name);
-                let _ = self.direct(Direct::ForgetMcp(name));
-                Ok(answer)
+                name
             }
+        };
+        let answer = self
+            .request(byre_proto::McpSetServersRequest {
+                servers: wanted.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                ..Default::default()
+            })
+            .await;
+        if answer.is_ok() {
+            *set = wanted;
+        } else if let Ok(status) = self.request(byre_proto::McpStatusRequest::default()).await {
+            let listed: std::collections::HashSet<String> = status
+                .mcp_servers
+                .unwrap_or_default()
+                .into_iter()
+                .map(|s| s.name)
+                .collect();
+            let mut known = std::mem::take(&mut *set);
+            known.extend(wanted);
+            *set = known
+                .into_iter()
+                .filter(|(name, _)| listed.contains(name))
+                .collect();
         }
+        if !set.contains_key(&name) {
+            // Forgetting a server that was never served does nothing.
+            let _ = self.direct(Direct::ForgetMcp(name));
+        }
+        answer
     }
 
     fn direct(&self, command: Direct) -> Result<(), Error> {
@@ -996,6 +1017,11 @@ impl Claude {
     /// The session id, once the CLI has said it (at the first turn).
     pub fn session_id(&self) -> Option<String> {
         self.shared.lock().expect("shared state").session_id.clone()
+    }
+
+    /// Whether `other` is a handle of the same session.
+    pub(crate) fn same_session(&self, other: &Claude) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
     }
 
     /// Whether the session has ended: the CLI exited, or the session was closed.

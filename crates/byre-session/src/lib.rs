@@ -21,13 +21,14 @@
 //! and `wait` to let the CLI finish by itself, `close` to stop it), an
 //! [`Events`](driver::Events) stream with backpressure and no loss that ends when the CLI
 //! exits, handlers for hooks, permissions and in-process MCP servers that run concurrently and
-//! always answer (also when they panic), transcripts, and the one-shot
-//! [`query`](driver::query). Without the feature the crate depends on byre-proto, serde_json
+//! always answer (also when they panic), transcripts, the one-shot [`query`](driver::query),
+//! and a [`Pool`](driver::Pool) of sessions started ahead of need. Without the feature the crate depends on byre-proto, serde_json
 //! and thiserror only (no tokio).
 //!
 //! With the default `mcp` feature: [`mcp`], in-process MCP servers served over the control
 //! channel — any rmcp server handler, or tools written with the light [`Tool`](mcp::Tool) API —
-//! registered with [`Options::serve_mcp`](driver::Options::serve_mcp).
+//! registered with [`Options::serve_mcp`](driver::Options::serve_mcp), or added to a live
+//! session with [`Claude::add_mcp_server`](driver::Claude::add_mcp_server).
 //!
 //! ```no_run
 //! use byre_proto::{CliMessage, Delta};

@@ -217,8 +217,9 @@ impl Options {
 impl Claude {
     /// Adds the in-process MCP server `server` to the live session: the CLI connects to it at
     /// once (its handshake comes as `mcp_message` requests, served like those of a server
-    /// given to [`Options::serve_mcp`]) and its tools are offered from the next request to the
-    /// model (with `alwaysLoad`, the default). See [`Claude::add_mcp_config`] for how the
+    /// given to [`Options::serve_mcp`]), and from the next request to the model its tools are
+    /// there, deferred, and announced to the model as available (the CLI does not honour
+    /// `alwaysLoad` for a server added live). See [`Claude::add_mcp_config`] for how the
     /// session's set of servers changes; [`Claude::remove_mcp_server`] removes it again.
     pub async fn add_mcp_server(
         &self,

@@ -1,15 +1,22 @@
 //! `byre-mcp-stdio` spoken to directly over its stdin and stdout: the handshake, its tools, an
-//! elicitation round trip with a ping in the middle, and errors for unknown tools and methods.
+//! elicitation round trip with other requests answered in the middle, and errors for unknown
+//! tools and methods.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use serde_json::{json, Value};
+
+/// How long one answer may take before the test fails (instead of hanging).
+const ANSWER: Duration = Duration::from_secs(30);
 
 struct Server {
     child: Child,
     stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    /// Lines of its stdout, read on a thread of their own.
+    lines: mpsc::Receiver<String>,
 }
 
 impl Server {
@@ -22,10 +29,18 @@ impl Server {
             .expect("the server starts");
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
         Server {
             child,
             stdin,
-            stdout,
+            lines,
         }
     }
 
@@ -35,8 +50,10 @@ impl Server {
     }
 
     fn read(&mut self) -> Value {
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).unwrap();
+        let line = self
+            .lines
+            .recv_timeout(ANSWER)
+            .expect("the server answers in time");
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
     }
 
@@ -89,6 +106,18 @@ fn handshake_tools_and_an_elicitation_round_trip() {
     );
     let ping = server.call(5, "ping", json!({}));
     assert_eq!(ping["result"], json!({}));
+    let echo = server.call(
+        8,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "meanwhile"}}),
+    );
+    assert_eq!(echo["result"]["content"][0]["text"], "meanwhile");
+    let busy = server.call(
+        9,
+        "tools/call",
+        json!({"name": "ask", "arguments": {"question": "And?"}}),
+    );
+    assert_eq!(busy["error"]["code"], -32601, "{busy}");
     server.send(json!({"jsonrpc": "2.0", "id": asked["id"],
         "result": {"action": "accept", "content": {"answer": "Blue"}}}));
     let answer = server.read();

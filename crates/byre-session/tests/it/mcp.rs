@@ -679,10 +679,15 @@ async fn a_server_added_to_a_live_session_and_removed_again() {
         ]
     );
 
-    // A name already in the session is refused; so is removing one it does not have.
+    // A name already in the session is refused; so is removing one it does not have, and an
+    // in-process server given as a bare configuration (nothing would serve it).
     let again = McpServer::tools("live", [lookup(live_calls.clone())]).unwrap();
     assert!(claude.add_mcp_server(again).await.is_err());
     assert!(claude.remove_mcp_server("nope").await.is_err());
+    assert!(claude
+        .add_mcp_config("bare", json!({"type": "sdk", "name": "bare"}))
+        .await
+        .is_err());
 
     // Removed: gone from the status and from the model's tools; the launch server stays.
     let removed = claude.remove_mcp_server("live").await.unwrap();
@@ -698,6 +703,15 @@ async fn a_server_added_to_a_live_session_and_removed_again() {
         "the model is told the tool went: {body}"
     );
     assert_eq!(*live_calls.lock().unwrap(), ["shed"]);
+
+    // A caller that stops waiting does not undo the change: it is made and recorded.
+    let quick = McpServer::tools("quick", [lookup(live_calls.clone())]).unwrap();
+    let gave_up =
+        tokio::time::timeout(Duration::from_micros(1), claude.add_mcp_server(quick)).await;
+    assert!(gave_up.is_err(), "the add cannot be done in a microsecond");
+    wait_status(&claude, "quick", Some(&["lookup"])).await;
+    let removed = claude.remove_mcp_server("quick").await.unwrap();
+    assert_eq!(removed.removed.as_deref(), Some(&["quick".to_owned()][..]));
 
     // A server the CLI starts itself: one that cannot start is reported, and stays in the
     // session (failed) until removed; the rest goes on.

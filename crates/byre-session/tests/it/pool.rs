@@ -1,6 +1,6 @@
 //! The session pool against the real CLI: sessions handed out started and initialized, the
-//! pool starting more in their place, a CLI that died while waiting never handed out, and no
-//! CLI left running once the pool and its sessions are closed.
+//! pool starting more in their place, a CLI that died while waiting replaced, numbered
+//! transcripts, and no CLI left running once the pool and its sessions are closed.
 
 use std::path::Path;
 use std::time::Duration;
@@ -19,15 +19,21 @@ fn script() -> Script {
     Script::new().rule(Rule::when(Match::user_text_contains("hello")).reply(Reply::text("Hi.")))
 }
 
-/// The pids of the `claude` processes working in `cwd` (each test's scratch folder).
+/// The pids of the CLIs this test process started that work in `cwd` (each test's scratch
+/// folder): children of this process, whatever their binary is called.
 fn clis_in(cwd: &Path) -> Vec<u32> {
+    let me = std::process::id().to_string();
     let mut pids: Vec<u32> = std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| {
-            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            let parent = status
+                .lines()
+                .find_map(|l| l.strip_prefix("PPid:"))
+                .map(str::trim);
             let dir = std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
-            comm.trim() == "claude" && dir.as_deref() == Some(cwd)
+            parent == Some(me.as_str()) && dir.as_deref() == Some(cwd)
         })
         .collect();
     pids.sort_unstable();
@@ -60,8 +66,11 @@ async fn hello(claude: &Claude, events: &mut Events) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pool_hands_out_started_sessions_and_starts_more() {
     let model = FakeModel::start(script()).await.unwrap();
-    let (options, env) = options(&model);
+    let (mut options, env) = options(&model);
     let cwd = env.cwd().canonicalize().unwrap();
+    let transcripts = env.home().join("transcripts");
+    std::fs::create_dir_all(&transcripts).unwrap();
+    options.transcript = Some(transcripts.join("run.jsonl"));
     let pool = Pool::new(options, 2).unwrap();
     until("two sessions wait", || pool.waiting() == 2).await;
     assert_eq!(clis_in(&cwd).len(), 2);
@@ -73,6 +82,13 @@ async fn a_pool_hands_out_started_sessions_and_starts_more() {
     let a_id = hello(&a, &mut a_events).await;
     let b_id = hello(&b, &mut b_events).await;
     assert_ne!(a_id, b_id, "each session is its own");
+    // Each session writes its own transcript.
+    for n in 1..=2 {
+        let path = transcripts.join(format!("run.{n}.jsonl"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"initialize\""), "{}", path.display());
+    }
+    assert!(!transcripts.join("run.jsonl").exists());
 
     // Two more started in their place: four CLIs in all.
     until("the pool refills", || pool.waiting() == 2).await;
@@ -88,7 +104,7 @@ async fn a_pool_hands_out_started_sessions_and_starts_more() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cli_that_died_while_waiting_is_not_handed_out() {
+async fn a_cli_that_dies_while_waiting_is_replaced() {
     let model = FakeModel::start(script()).await.unwrap();
     let (options, env) = options(&model);
     let cwd = env.cwd().canonicalize().unwrap();
@@ -102,11 +118,13 @@ async fn a_cli_that_died_while_waiting_is_not_handed_out() {
         .status()
         .unwrap();
     assert!(killed.success());
-    // Reaped by its driver, which marks the session ended in the same step.
-    let proc_dir = format!("/proc/{}", pids[0]);
-    until("the CLI is reaped", || !Path::new(&proc_dir).exists()).await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
-
+    // The pool sees it go and starts another in its place.
+    until("another CLI starts", || {
+        let now = clis_in(&cwd);
+        now.len() == 1 && now[0] != pids[0]
+    })
+    .await;
+    until("it waits", || pool.waiting() == 1).await;
     let (claude, mut events) = pool.take().await.unwrap();
     assert!(!claude.has_ended());
     hello(&claude, &mut events).await;
@@ -122,5 +140,8 @@ async fn a_pool_refuses_options_that_fix_the_session_id() {
     assert!(Pool::new(options, 2).is_err());
     let mut options = byre_session::driver::Options::new();
     options.launch.session_id = Some(byre_session::driver::new_session_id());
+    assert!(Pool::new(options, 2).is_err());
+    let mut options = byre_session::driver::Options::new();
+    options.launch.continue_conversation = true;
     assert!(Pool::new(options, 2).is_err());
 }

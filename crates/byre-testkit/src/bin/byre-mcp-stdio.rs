@@ -7,8 +7,10 @@
 //!   `requestedSchema` `{answer: string}`), and returns `elicitation: <action> <content>` with
 //!   the client's answer (or `elicitation failed: <error>`).
 //!
-//! Any other method gets JSON-RPC `-32601`: the CLI (2.1.328) first probes `server/discover`
-//! (MCP `2026-07-28`), then falls back to `initialize`.
+//! Requests that come while `ask` waits for its answer are answered (a second `ask` gets an
+//! error). Any other method, or a call of an unknown tool, gets JSON-RPC `-32601`: the CLI
+//! (2.1.328) first probes `server/discover` (MCP `2026-07-28`), then falls back to
+//! `initialize`.
 //!
 //! Everything it reads goes to stderr, one line each, prefixed with `mcp<` (for debugging a
 //! test).
@@ -24,86 +26,100 @@ fn main() {
     let mut next_id = 0u64;
     while let Some(Ok(line)) = lines.next() {
         eprintln!("mcp< {line}");
-        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+        let Some((id, method, params)) = request(&line) else {
+            // A notification, or a response to nothing this server asked: nothing to answer.
             continue;
         };
-        let Some(method) = message.get("method").and_then(Value::as_str) else {
-            // A response to nothing this server asked: ignored.
-            continue;
-        };
-        let Some(id) = message.get("id").cloned() else {
-            // A notification.
-            continue;
-        };
-        let params = message.get("params").cloned().unwrap_or(Value::Null);
-        let reply = match method {
-            "initialize" => Ok(json!({
-                "protocolVersion": params["protocolVersion"].as_str().unwrap_or("2025-06-18"),
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "byre-mcp-stdio", "version": env!("CARGO_PKG_VERSION")},
-            })),
-            "ping" => Ok(json!({})),
-            "tools/list" => Ok(json!({"tools": [
-                {
-                    "name": "echo",
-                    "description": "Return the text.",
-                    "inputSchema": {
-                        "type": "object",
-                        "properties": {"text": {"type": "string"}},
-                        "required": ["text"],
+        let reply = if method == "tools/call" && params["name"] == "ask" {
+            next_id += 1;
+            let asked = format!("elicit-{next_id}");
+            let question = params["arguments"]["question"].as_str().unwrap_or("");
+            send(
+                &mut out,
+                &json!({
+                    "jsonrpc": "2.0",
+                    "id": asked,
+                    "method": "elicitation/create",
+                    "params": {
+                        "message": question,
+                        "requestedSchema": {
+                            "type": "object",
+                            "properties": {"answer": {"type": "string"}},
+                            "required": ["answer"],
+                        },
                     },
-                },
-                {
-                    "name": "ask",
-                    "description": "Ask the user a question through an MCP elicitation form.",
-                    "inputSchema": {
-                        "type": "object",
-                        "properties": {"question": {"type": "string"}},
-                        "required": ["question"],
-                    },
-                },
-            ]})),
-            "tools/call" => {
-                let args = &params["arguments"];
-                match params["name"].as_str() {
-                    Some("echo") => Ok(text_result(args["text"].as_str().unwrap_or(""))),
-                    Some("ask") => {
-                        next_id += 1;
-                        let asked = format!("elicit-{next_id}");
-                        let request = json!({
-                            "jsonrpc": "2.0",
-                            "id": asked,
-                            "method": "elicitation/create",
-                            "params": {
-                                "message": args["question"].as_str().unwrap_or(""),
-                                "requestedSchema": {
-                                    "type": "object",
-                                    "properties": {"answer": {"type": "string"}},
-                                    "required": ["answer"],
-                                },
-                            },
-                        });
-                        send(&mut out, &request);
-                        Ok(text_result(&await_answer(&mut lines, &mut out, &asked)))
-                    }
-                    other => Err(format!("no tool {other:?}")),
-                }
-            }
-            other => Err(format!("method not found: {other}")),
+                }),
+            );
+            Ok(text_result(&await_answer(&mut lines, &mut out, &asked)))
+        } else {
+            answer(&method, &params)
         };
-        let response = match reply {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Err(message) => json!({
-                "jsonrpc": "2.0",
-                "id": id,
-                "error": {"code": -32601, "message": message},
-            }),
-        };
-        send(&mut out, &response);
+        send(&mut out, &response(id, reply));
     }
 }
 
-/// Reads until the response to request `id` comes, answering pings meanwhile; describes it.
+/// A request's id, method and params; `None` for anything else.
+fn request(line: &str) -> Option<(Value, String, Value)> {
+    let message: Value = serde_json::from_str(line).ok()?;
+    let method = message.get("method")?.as_str()?.to_owned();
+    let id = message.get("id")?.clone();
+    let params = message.get("params").cloned().unwrap_or(Value::Null);
+    Some((id, method, params))
+}
+
+/// The answer to any request but a call of `ask`.
+fn answer(method: &str, params: &Value) -> Result<Value, String> {
+    match method {
+        "initialize" => Ok(json!({
+            "protocolVersion": params["protocolVersion"].as_str().unwrap_or("2025-06-18"),
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "byre-mcp-stdio", "version": env!("CARGO_PKG_VERSION")},
+        })),
+        "ping" => Ok(json!({})),
+        "tools/list" => Ok(json!({"tools": [
+            {
+                "name": "echo",
+                "description": "Return the text.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"text": {"type": "string"}},
+                    "required": ["text"],
+                },
+            },
+            {
+                "name": "ask",
+                "description": "Ask the user a question through an MCP elicitation form.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"question": {"type": "string"}},
+                    "required": ["question"],
+                },
+            },
+        ]})),
+        "tools/call" => match params["name"].as_str() {
+            Some("echo") => Ok(text_result(
+                params["arguments"]["text"].as_str().unwrap_or(""),
+            )),
+            Some("ask") => Err("ask is busy with another question".to_owned()),
+            other => Err(format!("no tool {other:?}")),
+        },
+        other => Err(format!("method not found: {other}")),
+    }
+}
+
+fn response(id: Value, reply: Result<Value, String>) -> Value {
+    match reply {
+        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        Err(message) => json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {"code": -32601, "message": message},
+        }),
+    }
+}
+
+/// Reads until the response to request `id` comes, answering other requests meanwhile (a
+/// second `ask` gets an error); describes the response.
 fn await_answer(
     lines: &mut impl Iterator<Item = std::io::Result<String>>,
     out: &mut impl Write,
@@ -112,15 +128,13 @@ fn await_answer(
     for line in lines.by_ref() {
         let Ok(line) = line else { break };
         eprintln!("mcp< {line}");
+        if let Some((other, method, params)) = request(&line) {
+            send(out, &response(other, answer(&method, &params)));
+            continue;
+        }
         let Ok(message) = serde_json::from_str::<Value>(&line) else {
             continue;
         };
-        if message.get("method").and_then(Value::as_str) == Some("ping") {
-            if let Some(ping) = message.get("id") {
-                send(out, &json!({"jsonrpc": "2.0", "id": ping, "result": {}}));
-            }
-            continue;
-        }
         if message.get("id").and_then(Value::as_str) != Some(id) {
             continue;
         }
