@@ -706,9 +706,9 @@ async fn a_server_added_to_a_live_session_and_removed_again() {
 
     // A caller that stops waiting does not undo the change: it is made and recorded.
     let quick = McpServer::tools("quick", [lookup(live_calls.clone())]).unwrap();
-    let gave_up =
-        tokio::time::timeout(Duration::from_micros(1), claude.add_mcp_server(quick)).await;
-    assert!(gave_up.is_err(), "the add cannot be done in a microsecond");
+    // Polled once, then dropped.
+    let gave_up = futures::FutureExt::now_or_never(claude.add_mcp_server(quick));
+    assert!(gave_up.is_none(), "the add cannot be done in one poll");
     wait_status(&claude, "quick", Some(&["lookup"])).await;
     let removed = claude.remove_mcp_server("quick").await.unwrap();
     assert_eq!(removed.removed.as_deref(), Some(&["quick".to_owned()][..]));
