@@ -92,6 +92,29 @@ pub(crate) struct SessionArgs {
     /// The longest line accepted from the CLI, in bytes (64 MiB by default).
     #[arg(long, value_name = "BYTES")]
     pub(crate) max_line_bytes: Option<usize>,
+    /// Replace the CLI's system prompt.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) system_prompt: Option<String>,
+    /// Add to the CLI's system prompt.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) append_system_prompt: Option<String>,
+    /// Tools allowed without asking (`Bash`, `Bash(git:*)`, `Read`, ...); repeat the flag or
+    /// separate with commas.
+    #[arg(long, value_name = "TOOL", value_delimiter = ',')]
+    pub(crate) allowed_tools: Vec<String>,
+    /// Tools the model may not use; repeat the flag or separate with commas.
+    #[arg(long, value_name = "TOOL", value_delimiter = ',')]
+    pub(crate) disallowed_tools: Vec<String>,
+    /// Stop a prompt's run after this many turns of the model.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_turns: Option<u32>,
+    /// Another directory the CLI may work in; repeat for more.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) add_dir: Vec<PathBuf>,
+    /// MCP servers: a file or inline JSON of the form `{"mcpServers": {NAME: CONFIG, ...}}`;
+    /// repeat for more.
+    #[arg(long, value_name = "FILE|JSON")]
+    pub(crate) mcp_config: Vec<String>,
     /// What to print on stdout.
     #[arg(long, value_enum, default_value_t = Output::Text)]
     pub(crate) output: Output,
@@ -143,7 +166,35 @@ impl SessionArgs {
             }
             options.max_line = Some(bytes);
         }
+        options.launch.system_prompt = self.system_prompt.clone();
+        options.launch.append_system_prompt = self.append_system_prompt.clone();
+        options.launch.allowed_tools = self.allowed_tools.clone();
+        options.launch.disallowed_tools = self.disallowed_tools.clone();
+        options.launch.max_turns = self.max_turns;
+        options.launch.add_dirs = self.add_dir.clone();
+        for given in &self.mcp_config {
+            options.launch.mcp_servers.extend(mcp_servers(given)?);
+        }
         Ok(options)
+    }
+}
+
+/// The servers of one `--mcp-config`: inline JSON when it starts with `{`, else a file.
+fn mcp_servers(given: &str) -> Result<serde_json::Map<String, serde_json::Value>, CliError> {
+    let fail = |why: String| CliError::McpConfig {
+        given: given.to_owned(),
+        why,
+    };
+    let text = if given.trim_start().starts_with('{') {
+        given.to_owned()
+    } else {
+        std::fs::read_to_string(given).map_err(|e| fail(e.to_string()))?
+    };
+    let config: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| fail(format!("not JSON: {e}")))?;
+    match config.get("mcpServers") {
+        Some(serde_json::Value::Object(servers)) => Ok(servers.clone()),
+        _ => Err(fail("no \"mcpServers\" object".into())),
     }
 }
 
@@ -189,6 +240,59 @@ mod tests {
             Some("11111111-2222-4333-8444-555555555555")
         );
         assert_eq!(options.launch.resume, None);
+    }
+
+    #[test]
+    fn prompt_tool_and_mcp_flags_become_launch_options() {
+        let file = std::env::temp_dir().join(format!("byre-mcp-{}.json", std::process::id()));
+        std::fs::write(
+            &file,
+            r#"{"mcpServers":{"files":{"type":"stdio","command":"fs"}}}"#,
+        )
+        .unwrap();
+        let args = parse(&[
+            "--append-system-prompt",
+            "Be brief.",
+            "--system-prompt",
+            "You are terse.",
+            "--allowed-tools",
+            "Read,Bash(git:*)",
+            "--allowed-tools",
+            "Grep",
+            "--disallowed-tools",
+            "WebFetch",
+            "--max-turns",
+            "3",
+            "--add-dir",
+            "/tmp",
+            "--mcp-config",
+            file.to_str().unwrap(),
+            "--mcp-config",
+            r#"{"mcpServers":{"web":{"type":"http","url":"http://127.0.0.1:9/mcp"}}}"#,
+        ]);
+        let options = args.options(PathBuf::from("claude")).unwrap();
+        std::fs::remove_file(&file).unwrap();
+        let launch = &options.launch;
+        assert_eq!(launch.append_system_prompt.as_deref(), Some("Be brief."));
+        assert_eq!(launch.system_prompt.as_deref(), Some("You are terse."));
+        assert_eq!(launch.allowed_tools, ["Read", "Bash(git:*)", "Grep"]);
+        assert_eq!(launch.disallowed_tools, ["WebFetch"]);
+        assert_eq!(launch.max_turns, Some(3));
+        assert_eq!(launch.add_dirs, [PathBuf::from("/tmp")]);
+        assert_eq!(launch.mcp_servers["files"]["command"], "fs");
+        assert_eq!(launch.mcp_servers["web"]["type"], "http");
+    }
+
+    #[test]
+    fn a_bad_mcp_config_is_refused() {
+        for given in ["/nonexistent/byre.json", "{not json", r#"{"servers":{}}"#] {
+            let args = parse(&["--mcp-config", given]);
+            let error = args.options(PathBuf::from("claude")).unwrap_err();
+            assert!(
+                matches!(&error, CliError::McpConfig { given: g, .. } if g == given),
+                "{error}"
+            );
+        }
     }
 
     #[test]

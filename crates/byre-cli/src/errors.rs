@@ -63,6 +63,14 @@ pub(crate) enum CliError {
     /// `--max-line-bytes 0`.
     #[error("--max-line-bytes must be at least 1")]
     ZeroLineLimit,
+    /// `--mcp-config` is neither a readable file nor JSON of the right shape.
+    #[error("--mcp-config {given}: {why}")]
+    McpConfig {
+        /// What was given.
+        given: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// The prompt could not be read from stdin.
     #[error("cannot read the prompt from stdin: {0}")]
     Stdin(std::io::Error),

@@ -1,5 +1,6 @@
 //! `byre run` against the real CLI: live text and tool calls, stdin prompts, `--output json`
-//! and `stats`, error results, resume, fork, and Ctrl-C as interrupt (and a second one as quit).
+//! and `stats`, error results, resume, fork, Ctrl-C as interrupt (and a second one as quit), and
+//! the system prompt, tool and MCP flags.
 
 use std::time::Duration;
 
@@ -309,4 +310,46 @@ fn is_running(pid: u32) -> bool {
             .is_some_and(|state| state != "Z" && state != "X"),
         Err(_) => false,
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompt_tool_and_mcp_flags_reach_the_cli() {
+    let script = Script::new()
+        .rule(
+            Rule::when(Match::tool_result_contains("moo"))
+                .reply(Reply::text("The server said moo.")),
+        )
+        .rule(
+            Rule::when(Match::user_text_contains("please echo"))
+                .reply(Reply::tool_use("mcp__cow__echo", json!({"text": "moo"}))),
+        );
+    let offline = Offline::start(script).await;
+    let server = byre_testkit::mcp_stdio_bin().unwrap();
+    let config = json!({"mcpServers": {"cow": {"type": "stdio", "command": server, "args": []}}});
+    let out = output(
+        offline.run(&[
+            "--append-system-prompt",
+            "Answer like a cow.",
+            "--disallowed-tools",
+            "WebFetch,WebSearch",
+            "--max-turns",
+            "4",
+            "--mcp-config",
+            &config.to_string(),
+            "please echo",
+        ]),
+        None,
+    )
+    .await;
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, "The server said moo.\n");
+    let requests = offline.model.message_requests();
+    let system = serde_json::to_string(&requests[0].body["system"]).unwrap();
+    assert!(system.contains("Answer like a cow."), "{system}");
+    let tools = requests[0].tool_names();
+    assert!(
+        !tools.iter().any(|t| t == "WebFetch" || t == "WebSearch"),
+        "{tools:?}"
+    );
+    assert_eq!(requests.last().unwrap().tool_results(), ["moo"]);
 }
