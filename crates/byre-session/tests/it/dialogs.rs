@@ -4,16 +4,11 @@
 //! elicitation handler, or declined without one.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use byre_proto::{AskUserQuestionInput, CliMessage, ElicitationResponse, PermissionResult};
+use byre_proto::{AskUserQuestionInput, ElicitationResponse, PermissionResult};
 use byre_session::driver::{Claude, Options};
-use byre_session::session::Event;
 use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
-use futures::StreamExt;
 use serde_json::json;
-
-const STEP: Duration = Duration::from_secs(30);
 
 fn options(model: &FakeModel, mode: &str) -> (Options, ClaudeEnv) {
     let (mut options, env) = crate::support::options(model);
@@ -32,17 +27,8 @@ fn questions() -> serde_json::Value {
 }
 
 async fn run_to_result(claude: &Claude, events: &mut byre_session::driver::Events, prompt: &str) {
-    claude.send(prompt).unwrap();
-    loop {
-        let event = tokio::time::timeout(STEP, events.next())
-            .await
-            .expect("an event in time")
-            .expect("events go on");
-        if let Event::Message(CliMessage::Result(result)) = event {
-            assert_eq!(result.is_error, Some(false), "{result:?}");
-            return;
-        }
-    }
+    let result = crate::support::turn(claude, events, prompt).await;
+    assert_eq!(result.is_error, Some(false), "{result:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -15,27 +15,9 @@ use byre_testkit::{
 };
 use futures::StreamExt;
 
-use crate::support::options;
+use crate::support::{options, until_result};
 
 const STEP: Duration = Duration::from_secs(30);
-
-async fn until_result(
-    events: &mut byre_session::driver::Events,
-) -> (Vec<Event>, byre_proto::ResultMessage) {
-    let mut seen = Vec::new();
-    loop {
-        let event = tokio::time::timeout(STEP, events.next())
-            .await
-            .expect("an event in time")
-            .expect("events go on");
-        if let Event::Message(CliMessage::Result(result)) = &event {
-            let result = (**result).clone();
-            seen.push(event);
-            return (seen, result);
-        }
-        seen.push(event);
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn query_runs_one_prompt_to_its_result() {

@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use byre_proto::{
     CliMessage, CliRequest, ContentBlock, JsonRpcMessage, McpServerState, McpStatusRequest,
-    MessageContent, ResultMessage, ResultSubtype, TerminalReason, ToolResultBlock,
+    MessageContent, ResultSubtype, TerminalReason, ToolResultBlock,
 };
-use byre_session::driver::{Claude, Events};
+use byre_session::driver::Claude;
 use byre_session::mcp::schemars::{self, JsonSchema};
 use byre_session::mcp::{McpServer, Tool, ToolOutput};
 use byre_session::session::Event;
@@ -20,7 +20,7 @@ use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::support::options;
+use crate::support::{next_event as next, options, until_result};
 
 const STEP: Duration = Duration::from_secs(30);
 
@@ -30,26 +30,6 @@ fn scenario(name: &str) -> Script {
         .join("../../testdata/scenarios")
         .join(name);
     Script::from_file(path).unwrap()
-}
-
-async fn next(events: &mut Events) -> Event {
-    tokio::time::timeout(STEP, events.next())
-        .await
-        .expect("an event in time")
-        .expect("events go on")
-}
-
-async fn until_result(events: &mut Events) -> (Vec<Event>, ResultMessage) {
-    let mut seen = Vec::new();
-    loop {
-        let event = next(events).await;
-        if let Event::Message(CliMessage::Result(result)) = &event {
-            let result = (**result).clone();
-            seen.push(event);
-            return (seen, result);
-        }
-        seen.push(event);
-    }
 }
 
 /// The JSON-RPC messages the CLI sent to `server`, in order.
@@ -706,9 +686,13 @@ async fn a_server_added_to_a_live_session_and_removed_again() {
 
     // A caller that stops waiting does not undo the change: it is made and recorded.
     let quick = McpServer::tools("quick", [lookup(live_calls.clone())]).unwrap();
-    // Polled once, then dropped.
+    // Polled once, then dropped (on a loaded machine the change may even be done by then:
+    // either way it must be recorded).
     let gave_up = futures::FutureExt::now_or_never(claude.add_mcp_server(quick));
-    assert!(gave_up.is_none(), "the add cannot be done in one poll");
+    assert!(
+        gave_up.as_ref().is_none_or(Result::is_ok),
+        "an add that failed: {gave_up:?}"
+    );
     wait_status(&claude, "quick", Some(&["lookup"])).await;
     let removed = claude.remove_mcp_server("quick").await.unwrap();
     assert_eq!(removed.removed.as_deref(), Some(&["quick".to_owned()][..]));

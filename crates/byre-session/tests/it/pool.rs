@@ -5,13 +5,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use byre_proto::CliMessage;
 use byre_session::driver::{Claude, Events, Pool};
-use byre_session::session::Event;
 use byre_testkit::{FakeModel, Match, Reply, Rule, Script};
-use futures::StreamExt;
 
-use crate::support::options;
+use crate::support::{options, turn};
 
 const STEP: Duration = Duration::from_secs(60);
 
@@ -50,17 +47,9 @@ async fn until(what: &str, mut done: impl FnMut() -> bool) {
 
 /// Sends "hello" and returns the session id once the turn's result has come.
 async fn hello(claude: &Claude, events: &mut Events) -> String {
-    claude.send("hello").unwrap();
-    loop {
-        let event = tokio::time::timeout(STEP, events.next())
-            .await
-            .expect("an event in time")
-            .expect("events go on");
-        if let Event::Message(CliMessage::Result(result)) = event {
-            assert_eq!(result.result.as_deref(), Some("Hi."), "{result:?}");
-            return claude.session_id().expect("the session id is known");
-        }
-    }
+    let result = turn(claude, events, "hello").await;
+    assert_eq!(result.result.as_deref(), Some("Hi."), "{result:?}");
+    claude.session_id().expect("the session id is known")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

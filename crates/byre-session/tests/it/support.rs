@@ -1,12 +1,15 @@
-//! Helpers shared by the tests: the recorded transcripts and their messages.
+//! Helpers shared by the tests: the recorded transcripts and their messages, options for the
+//! real CLI offline, and waiting for events and results.
 
 use std::path::{Path, PathBuf};
 
 use std::time::Duration;
 
-use byre_proto::CliMessage;
-use byre_session::driver::Options;
+use byre_proto::{CliMessage, ResultMessage};
+use byre_session::driver::{Claude, Events, Options};
+use byre_session::session::Event;
 use byre_testkit::{claude_bin, ClaudeEnv, FakeModel};
+use futures::StreamExt;
 use serde_json::Value;
 
 /// The folder of the recorded transcripts.
@@ -59,4 +62,35 @@ pub(crate) fn options(model: &FakeModel) -> (Options, ClaudeEnv) {
         .extend(env.removed().iter().cloned());
     options.process.exit_grace = Duration::from_secs(10);
     (options, env)
+}
+
+/// How long any one event may take to arrive in the tests against the real CLI.
+pub(crate) const EVENT_STEP: Duration = Duration::from_secs(60);
+
+/// The next event, within [`EVENT_STEP`].
+pub(crate) async fn next_event(events: &mut Events) -> Event {
+    tokio::time::timeout(EVENT_STEP, events.next())
+        .await
+        .expect("an event in time")
+        .expect("events go on")
+}
+
+/// The events up to and including the next `result`, and that result.
+pub(crate) async fn until_result(events: &mut Events) -> (Vec<Event>, ResultMessage) {
+    let mut seen = Vec::new();
+    loop {
+        let event = next_event(events).await;
+        if let Event::Message(CliMessage::Result(result)) = &event {
+            let result = (**result).clone();
+            seen.push(event);
+            return (seen, result);
+        }
+        seen.push(event);
+    }
+}
+
+/// Sends `prompt` and returns the turn's result.
+pub(crate) async fn turn(claude: &Claude, events: &mut Events, prompt: &str) -> ResultMessage {
+    claude.send(prompt).expect("the prompt is sent");
+    until_result(events).await.1
 }
