@@ -109,13 +109,11 @@ async fn a_refused_question_reaches_the_model_as_a_denial() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_mcp_servers_elicitation_reaches_the_handler_and_its_answer_goes_back() {
+/// A fake model that has the `asker` server's `ask` tool called, and options that declare
+/// `asker` (byre-mcp-stdio, a server the CLI starts itself).
+async fn asking() -> (FakeModel, Options, ClaudeEnv) {
     let script = Script::new()
-        .rule(
-            Rule::when(Match::tool_result_contains("elicitation:"))
-                .reply(Reply::text("Got the answer.")),
-        )
+        .rule(Rule::when(Match::tool_result_contains("elicitation:")).reply(Reply::text("Done.")))
         .rule(
             Rule::when(Match::user_text_contains("ask me")).reply(Reply::tool_use(
                 "mcp__asker__ask",
@@ -123,12 +121,18 @@ async fn an_mcp_servers_elicitation_reaches_the_handler_and_its_answer_goes_back
             )),
         );
     let model = FakeModel::start(script).await.unwrap();
-    let (mut options, _env) = options(&model, "bypassPermissions");
+    let (mut options, env) = options(&model, "bypassPermissions");
     let server = byre_testkit::mcp_stdio_bin().unwrap();
     options.launch.mcp_servers.insert(
         "asker".into(),
         json!({"type": "stdio", "command": server, "args": []}),
     );
+    (model, options, env)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_servers_elicitation_reaches_the_handler_and_its_answer_goes_back() {
+    let (model, options, _env) = asking().await;
     let asked = Arc::new(Mutex::new(Vec::new()));
     let seen = asked.clone();
     let options = options.elicitation(move |request| {
@@ -159,24 +163,7 @@ async fn an_mcp_servers_elicitation_reaches_the_handler_and_its_answer_goes_back
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_handler_an_elicitation_is_declined() {
-    let script = Script::new()
-        .rule(
-            Rule::when(Match::tool_result_contains("elicitation:"))
-                .reply(Reply::text("Declined, then.")),
-        )
-        .rule(
-            Rule::when(Match::user_text_contains("ask me")).reply(Reply::tool_use(
-                "mcp__asker__ask",
-                json!({"question": "Which colour?"}),
-            )),
-        );
-    let model = FakeModel::start(script).await.unwrap();
-    let (mut options, _env) = options(&model, "bypassPermissions");
-    let server = byre_testkit::mcp_stdio_bin().unwrap();
-    options.launch.mcp_servers.insert(
-        "asker".into(),
-        json!({"type": "stdio", "command": server, "args": []}),
-    );
+    let (model, options, _env) = asking().await;
     let (claude, mut events) = Claude::start(options).await.unwrap();
     run_to_result(&claude, &mut events, "please ask me something").await;
     let requests = model.message_requests();

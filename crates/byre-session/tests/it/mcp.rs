@@ -11,11 +11,11 @@ use byre_proto::{
     CliMessage, CliRequest, ContentBlock, JsonRpcMessage, McpServerState, McpStatusRequest,
     MessageContent, ResultSubtype, TerminalReason, ToolResultBlock,
 };
-use byre_session::driver::Claude;
+use byre_session::driver::{Claude, Events};
 use byre_session::mcp::schemars::{self, JsonSchema};
 use byre_session::mcp::{McpServer, Tool, ToolOutput};
 use byre_session::session::Event;
-use byre_testkit::{FakeModel, Match, Reply, Rule, Script};
+use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
 use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -129,15 +129,28 @@ fn lookup(calls: Arc<Mutex<Vec<String>>>) -> Tool {
     .unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_tool_with_always_load_is_offered_from_the_first_request() {
-    let model = FakeModel::start(scenario("sdk_mcp_always_load.json"))
-        .await
-        .unwrap();
-    let (options, _env) = options(&model);
+/// The fake model of scenario `name`, and a session serving `byre` with the `lookup` tool
+/// (whose calls are recorded) against it; the environment must outlive the session.
+async fn serving_lookup(
+    name: &str,
+) -> (
+    FakeModel,
+    ClaudeEnv,
+    Claude,
+    Events,
+    Arc<Mutex<Vec<String>>>,
+) {
+    let model = FakeModel::start(scenario(name)).await.unwrap();
+    let (options, env) = options(&model);
     let calls = Arc::new(Mutex::new(Vec::new()));
     let server = McpServer::tools("byre", [lookup(calls.clone())]).unwrap();
-    let (claude, mut events) = Claude::start(options.serve_mcp(server)).await.unwrap();
+    let (claude, events) = Claude::start(options.serve_mcp(server)).await.unwrap();
+    (model, env, claude, events, calls)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_with_always_load_is_offered_from_the_first_request() {
+    let (model, _env, claude, mut events, calls) = serving_lookup("sdk_mcp_always_load.json").await;
     claude.send("please look up byre").unwrap();
     let (seen, result) = until_result(&mut events).await;
     assert_eq!(result.result.as_deref(), Some("A byre is a cow shed."));
@@ -592,13 +605,7 @@ async fn wait_status(claude: &Claude, server: &str, tools: Option<&[&str]>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_added_to_a_live_session_and_removed_again() {
-    let model = FakeModel::start(scenario("sdk_mcp_live.json"))
-        .await
-        .unwrap();
-    let (options, _env) = options(&model);
-    let launch_calls = Arc::new(Mutex::new(Vec::new()));
-    let server = McpServer::tools("byre", [lookup(launch_calls.clone())]).unwrap();
-    let (claude, mut events) = Claude::start(options.serve_mcp(server)).await.unwrap();
+    let (model, _env, claude, mut events, launch_calls) = serving_lookup("sdk_mcp_live.json").await;
 
     // Not there yet.
     claude.send("please use the live tool").unwrap();
