@@ -95,6 +95,15 @@ macro_rules! hook_inputs {
 
         impl HookInput {
             hook_inputs!(@get [$($var)*] session_id transcript_path cwd agent_id);
+
+            /// The fields of the input that byre does not model (a newer CLI's), as received;
+            /// `None` for an event byre does not know, which is kept whole in `Unknown`.
+            pub fn extra(&self) -> Option<&Extra> {
+                match self {
+                    $( HookInput::$var(i) => Some(&i.extra), )*
+                    HookInput::Unknown(_) => None,
+                }
+            }
         }
     };
     (@get $vars:tt $($field:ident)*) => {

@@ -3,9 +3,9 @@
 use byre_proto::{
     AnyMessage, CliMessage, CliRequest, ContentBlock, ControlRequestBody, ControlResponse,
     ControlResponseBody, DecodeError, DecodeErrorKind, Delta, Direction, EmptyResponse,
-    FindUnknown, HostMessage, HostRequest, InitializeResponse, JsonRpcMessage, MessageContent,
-    PermissionMode, ResultSubtype, SetMaxThinkingTokensRequest, StopReason, StreamEvent,
-    SystemMessage, TerminalReason,
+    FindUnknown, HookInput, HostMessage, HostRequest, InitializeResponse, JsonRpcMessage,
+    MessageContent, PermissionMode, ResultSubtype, SetMaxThinkingTokensRequest, StopReason,
+    StreamEvent, SystemMessage, TerminalReason,
 };
 use serde_json::{json, Value};
 
@@ -585,6 +585,23 @@ fn unknown_hook_event() {
         message.unknown_paths(),
         [r#"/request/input (hook_event_name "HologramSummoned")"#]
     );
+}
+
+#[test]
+fn a_hook_inputs_unmodelled_fields_are_listed() {
+    let input: HookInput = serde_json::from_value(serde_json::json!({
+        "hook_event_name": "Stop", "session_id": "s", "stop_hook_active": false,
+        "loop_count": 3
+    }))
+    .unwrap();
+    let extra = input.extra().expect("a known event");
+    assert_eq!(extra.keys().collect::<Vec<_>>(), ["loop_count"]);
+    let input: HookInput = serde_json::from_value(serde_json::json!({
+        "hook_event_name": "HologramSummoned", "session_id": "s"
+    }))
+    .unwrap();
+    assert!(input.extra().is_none());
+    assert_eq!(input.session_id(), Some("s"));
 }
 
 #[test]

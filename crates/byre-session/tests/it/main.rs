@@ -4,6 +4,7 @@ mod assembly;
 mod correlation;
 mod dialogs;
 mod driver;
+mod hooks;
 mod interleavings;
 mod mcp;
 mod pool;

@@ -1,0 +1,179 @@
+//! Hook callbacks against the real CLI: one session with a handler for many events, a turn
+//! that runs a Bash call, a failing one, a refused Write and an MCP tool that asks an
+//! elicitation form, then a model switch. Every input the CLI sent decodes to its typed event
+//! with no field byre does not model.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+use byre_proto::{
+    ElicitationResponse, FindUnknown, HookEvent, HookInput, HookOutput, PermissionResult,
+};
+use byre_session::driver::Claude;
+use byre_testkit::{FakeModel, Match, Reply, Rule, Script};
+use serde_json::json;
+
+use crate::support::{options, turn};
+
+/// The events registered. In this run the CLI (2.1.328) calls all but `SessionStart`,
+/// `InstructionsLoaded`, `PermissionDenied` (a refusal by the permission handler does not
+/// count) and `SessionEnd` (the session is closed by the host).
+const EVENTS: [HookEvent; 16] = [
+    HookEvent::SESSION_START,
+    HookEvent::USER_PROMPT_SUBMIT,
+    HookEvent::PRE_TOOL_USE,
+    HookEvent::POST_TOOL_USE,
+    HookEvent::POST_TOOL_USE_FAILURE,
+    HookEvent::POST_TOOL_BATCH,
+    HookEvent::PERMISSION_REQUEST,
+    HookEvent::PERMISSION_DENIED,
+    HookEvent::ELICITATION,
+    HookEvent::ELICITATION_RESULT,
+    HookEvent::STOP,
+    HookEvent::INSTRUCTIONS_LOADED,
+    HookEvent::NOTIFICATION,
+    HookEvent::PRE_MODEL_SWITCH,
+    HookEvent::POST_MODEL_SWITCH,
+    HookEvent::SESSION_END,
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hook_inputs_from_the_real_cli_are_fully_typed() {
+    let note = std::env::temp_dir().join(format!("byre-hooks-{}.txt", std::process::id()));
+    let script = Script::new()
+        // The probe the CLI sends to a model it switches to.
+        .rule(Rule::when(Match::stream(false)).reply(Reply::text("Hi")))
+        .rule(
+            Rule::when(Match::tool_result_contains("elicitation:")).reply(Reply::text("All done.")),
+        )
+        .rule(
+            Rule::when(Match::tool_result_contains("Writing is refused")).reply(Reply::tool_use(
+                "mcp__asker__ask",
+                json!({"question": "Which colour?"}),
+            )),
+        )
+        .rule(
+            Rule::when(Match::tool_result_contains("Exit code 3")).reply(Reply::tool_use(
+                "Write",
+                json!({"file_path": note, "content": "x"}),
+            )),
+        )
+        .rule(
+            Rule::when(Match::tool_result_contains("first-step")).reply(Reply::tool_use(
+                "Bash",
+                json!({"command": "echo second && exit 3", "description": "Fail"}),
+            )),
+        )
+        .rule(
+            Rule::when(Match::user_text_contains("run the tools")).reply(Reply::tool_use(
+                "Bash",
+                json!({"command": "echo first-step", "description": "Step"}),
+            )),
+        );
+    let model = FakeModel::start(script).await.unwrap();
+    let (mut options, _env) = options(&model);
+    options.launch.permission_mode = Some("default".into());
+    let server = byre_testkit::mcp_stdio_bin().unwrap();
+    options.launch.mcp_servers.insert(
+        "asker".into(),
+        json!({"type": "stdio", "command": server, "args": []}),
+    );
+    let seen: Arc<Mutex<Vec<HookInput>>> = Arc::default();
+    for event in EVENTS {
+        let seen = seen.clone();
+        options = options.hook(event, None, move |input, _| {
+            seen.lock().unwrap().push(input);
+            async { Ok(HookOutput::default()) }
+        });
+    }
+    let options = options
+        .can_use_tool(|request| async move {
+            Ok(if request.tool_name == "Write" {
+                PermissionResult::deny("Writing is refused.")
+            } else {
+                PermissionResult::allow(request.input.clone())
+            })
+        })
+        .elicitation(|_| async { Ok(ElicitationResponse::accept(json!({"answer": "Blue"}))) });
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    let result = turn(&claude, &mut events, "please run the tools").await;
+    assert_eq!(result.result.as_deref(), Some("All done."));
+    let model_now = claude.set_model(Some("haiku")).await.unwrap();
+    assert!(model_now.is_some_and(|m| m.starts_with("claude-haiku")));
+    let session = claude.session_id().unwrap();
+    claude.close().await.unwrap();
+    assert!(!note.exists(), "the refused Write did not run");
+
+    let seen = seen.lock().unwrap().clone();
+    let fired: BTreeSet<&str> = seen.iter().filter_map(HookInput::event).collect();
+    let expected = [
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PostToolBatch",
+        "PermissionRequest",
+        "Elicitation",
+        "ElicitationResult",
+        "Notification",
+        "Stop",
+        "PreModelSwitch",
+        "PostModelSwitch",
+    ];
+    for event in expected {
+        assert!(fired.contains(event), "{event} did not fire: {fired:?}");
+    }
+    for input in &seen {
+        assert!(input.unknown_paths().is_empty(), "{input:?}");
+        let extra = input.extra().expect("a known event");
+        assert!(extra.is_empty(), "fields byre does not model: {input:?}");
+        assert_eq!(input.session_id(), Some(session.as_str()), "{input:?}");
+    }
+
+    // What the typed inputs say.
+    let first = |event: &str| seen.iter().find(|i| i.event() == Some(event)).unwrap();
+    let HookInput::UserPromptSubmit(prompt) = first("UserPromptSubmit") else {
+        unreachable!()
+    };
+    assert_eq!(prompt.prompt.as_deref(), Some("please run the tools"));
+    let HookInput::PostToolUseFailure(failure) = first("PostToolUseFailure") else {
+        unreachable!()
+    };
+    assert!(
+        failure
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("Exit code 3")),
+        "{failure:?}"
+    );
+    let asked_write = seen.iter().any(|i| {
+        matches!(i, HookInput::PermissionRequest(r) if r.tool_name == "Write"
+            && r.permission_suggestions.as_ref().is_some_and(|s| !s.is_empty()))
+    });
+    assert!(
+        asked_write,
+        "a PermissionRequest for Write, with suggestions"
+    );
+    let HookInput::Elicitation(form) = first("Elicitation") else {
+        unreachable!()
+    };
+    assert_eq!(form.mcp_server_name.as_deref(), Some("asker"));
+    assert_eq!(form.message.as_deref(), Some("Which colour?"));
+    let HookInput::ElicitationResult(answer) = first("ElicitationResult") else {
+        unreachable!()
+    };
+    assert_eq!(answer.action.as_deref(), Some("accept"));
+    assert_eq!(answer.content, Some(json!({"answer": "Blue"})));
+    let HookInput::Stop(stop) = first("Stop") else {
+        unreachable!()
+    };
+    assert_eq!(stop.last_assistant_message.as_deref(), Some("All done."));
+    let HookInput::PostModelSwitch(switch) = first("PostModelSwitch") else {
+        unreachable!()
+    };
+    assert_eq!(switch.requested_model.as_deref(), Some("haiku"));
+    assert!(switch
+        .to_model
+        .as_deref()
+        .is_some_and(|m| m.starts_with("claude-haiku")));
+}
