@@ -34,9 +34,9 @@ pub(crate) struct FakeModel {
 
 /// Flags of `replay`.
 pub(crate) struct Replay {
-    /// Fail on any message that holds an `Unknown`.
+    /// Fail on any message that holds an `Unknown` or a field byre does not model.
     pub(crate) strict: bool,
-    /// Print the JSON path of each `Unknown` and each mismatch.
+    /// Print the JSON path of each `Unknown`, each unmodelled field and each mismatch.
     pub(crate) explain: bool,
     /// Transcript files, or folders searched for `*.jsonl`.
     pub(crate) paths: Vec<PathBuf>,

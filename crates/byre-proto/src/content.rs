@@ -117,6 +117,12 @@ impl FindUnknown for MessageContent {
             b.find_unknown(path, out);
         }
     }
+
+    fn find_extra(&self, path: &mut String, out: &mut Vec<String>) {
+        if let MessageContent::Blocks(b) = self {
+            b.find_extra(path, out);
+        }
+    }
 }
 
 wire_enum! {
@@ -419,6 +425,8 @@ wire_struct! {
         "iterations" iterations: opt Vec<Value>,
         /// The speed mode.
         "speed" speed: opt String,
+        /// Credit for a fallback (seen only as `null`).
+        "fallback_credit" fallback_credit: any Value,
     }
 }
 

@@ -102,6 +102,13 @@ impl crate::wire::FindUnknown for AnyMessage {
             AnyMessage::Recv(m) => m.find_unknown(path, out),
         }
     }
+
+    fn find_extra(&self, path: &mut String, out: &mut Vec<String>) {
+        match self {
+            AnyMessage::Send(m) => m.find_extra(path, out),
+            AnyMessage::Recv(m) => m.find_extra(path, out),
+        }
+    }
 }
 
 /// A top-level union that can be decoded with its tag known in advance.

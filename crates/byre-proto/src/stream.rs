@@ -32,6 +32,8 @@ wire_struct! {
         "abandoned_blocks" abandoned_blocks: opt AbandonedBlocks,
         /// Why a resumed stream resumed.
         "resume_reason" resume_reason: opt String,
+        /// Rows owed to the host (on `message_start`; seen only empty).
+        "owed_rows" owed_rows: opt Vec<Value>,
     }
 }
 

@@ -377,10 +377,26 @@ pub(crate) fn from_value<T: de::DeserializeOwned, E: de::Error>(value: Value) ->
     T::deserialize(value).map_err(E::custom)
 }
 
-/// Walks a decoded tree and reports where it holds an [`Unknown`].
+/// Walks a decoded tree and reports where it holds an [`Unknown`], and where it holds fields
+/// that are not modelled (kept in an [`Extra`]).
 pub trait FindUnknown {
     /// Appends to `out` the JSON path of every [`Unknown`] below `path`.
     fn find_unknown(&self, path: &mut String, out: &mut Vec<String>);
+
+    /// Appends to `out` the JSON path of every field below `path` that a known type does not
+    /// model (a field a newer CLI added). Leaves have none.
+    fn find_extra(&self, path: &mut String, out: &mut Vec<String>) {
+        let _ = (path, out);
+    }
+
+    /// The JSON paths (like `/message/usage/new_counter`) of every field in this value that
+    /// byre does not model, kept as received in an [`Extra`]. Fields inside an [`Unknown`] are
+    /// not listed (see [`FindUnknown::unknown_paths`]).
+    fn extra_paths(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.find_extra(&mut String::new(), &mut out);
+        out
+    }
 
     /// The JSON paths (like `/message/content/1`) of every [`Unknown`] in this value, with the
     /// unknown tag where there is one. Empty means the value is fully typed.
@@ -423,22 +439,34 @@ impl<T: FindUnknown> FindUnknown for Option<T> {
             v.find_unknown(path, out);
         }
     }
+
+    fn find_extra(&self, path: &mut String, out: &mut Vec<String>) {
+        if let Some(v) = self {
+            v.find_extra(path, out);
+        }
+    }
 }
 
 impl<T: FindUnknown> FindUnknown for Box<T> {
     fn find_unknown(&self, path: &mut String, out: &mut Vec<String>) {
         (**self).find_unknown(path, out);
     }
+
+    fn find_extra(&self, path: &mut String, out: &mut Vec<String>) {
+        (**self).find_extra(path, out);
+    }
 }
 
 impl<T: FindUnknown> FindUnknown for Vec<T> {
     fn find_unknown(&self, path: &mut String, out: &mut Vec<String>) {
         for (i, v) in self.iter().enumerate() {
-            let len = path.len();
-            path.push('/');
-            path.push_str(&i.to_string());
-            v.find_unknown(path, out);
-            path.truncate(len);
+            with_key(path, &i.to_string(), |path| v.find_unknown(path, out));
+        }
+    }
+
+    fn find_extra(&self, path: &mut String, out: &mut Vec<String>) {
+        for (i, v) in self.iter().enumerate() {
+            with_key(path, &i.to_string(), |path| v.find_extra(path, out));
         }
     }
 }
@@ -446,11 +474,13 @@ impl<T: FindUnknown> FindUnknown for Vec<T> {
 impl<K: fmt::Display, T: FindUnknown> FindUnknown for BTreeMap<K, T> {
     fn find_unknown(&self, path: &mut String, out: &mut Vec<String>) {
         for (k, v) in self {
-            let len = path.len();
-            path.push('/');
-            path.push_str(&k.to_string());
-            v.find_unknown(path, out);
-            path.truncate(len);
+            with_key(path, &k.to_string(), |path| v.find_unknown(path, out));
+        }
+    }
+
+    fn find_extra(&self, path: &mut String, out: &mut Vec<String>) {
+        for (k, v) in self {
+            with_key(path, &k.to_string(), |path| v.find_extra(path, out));
         }
     }
 }
@@ -615,6 +645,17 @@ macro_rules! wire_struct {
                 $(
                     $crate::wire::with_key(path, $key, |path| {
                         $crate::wire::FindUnknown::find_unknown(&self.$field, path, out)
+                    });
+                )*
+            }
+
+            fn find_extra(&self, path: &mut String, out: &mut Vec<String>) {
+                for key in self.extra.keys() {
+                    $crate::wire::with_key(path, key, |path| out.push(path.clone()));
+                }
+                $(
+                    $crate::wire::with_key(path, $key, |path| {
+                        $crate::wire::FindUnknown::find_extra(&self.$field, path, out)
                     });
                 )*
             }
@@ -901,6 +942,13 @@ macro_rules! wire_enum {
                 match self {
                     $( $name::$var(v) => $crate::wire::FindUnknown::find_unknown(v, path, out), )*
                     $name::Unknown(u) => u.report($tag, path, out),
+                }
+            }
+
+            fn find_extra(&self, path: &mut String, out: &mut Vec<String>) {
+                match self {
+                    $( $name::$var(v) => $crate::wire::FindUnknown::find_extra(v, path, out), )*
+                    $name::Unknown(_) => {}
                 }
             }
         }

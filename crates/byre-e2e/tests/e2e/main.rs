@@ -4,12 +4,33 @@
 mod control;
 mod conversation;
 
-/// Runs the scenario called `name` and fails the test with its message.
+use byre_proto::{CliMessage, FindUnknown};
+use byre_testkit::{TranscriptDir, TranscriptKind};
+
+/// Runs the scenario called `name` and fails the test with its message. Every message the
+/// CLI wrote must decode fully typed, with no field byre does not model.
 async fn check(name: &str) -> Vec<byre_e2e::Recording> {
     let ctx = byre_e2e::Ctx::new().unwrap_or_else(|e| panic!("cannot provision the CLI: {e}"));
     let scenario = byre_e2e::scenarios::find(name).unwrap_or_else(|| panic!("no scenario {name}"));
-    match byre_e2e::run(&scenario, ctx).await {
+    let recordings = match byre_e2e::run(&scenario, ctx).await {
         Ok(recordings) => recordings,
         Err(failure) => panic!("scenario {name} failed: {failure}"),
+    };
+    for recording in &recordings {
+        for line in &recording.lines {
+            if line.dir != TranscriptDir::Recv || line.kind != TranscriptKind::Msg {
+                continue;
+            }
+            let message = CliMessage::from_slice(line.raw.as_bytes())
+                .unwrap_or_else(|e| panic!("{name}: {e}: {}", line.raw));
+            assert!(
+                message.unknown_paths().is_empty() && message.extra_paths().is_empty(),
+                "{name}: not fully modelled ({:?}, {:?}): {}",
+                message.unknown_paths(),
+                message.extra_paths(),
+                line.raw
+            );
+        }
     }
+    recordings
 }

@@ -588,6 +588,28 @@ fn unknown_hook_event() {
 }
 
 #[test]
+fn unmodelled_fields_are_listed_by_path() {
+    let message = cli(
+        r#"{"type":"assistant","message":{"content":[{"type":"text","text":"hi","glow":true}],"usage":{"input_tokens":1,"new_counter":2}},"session_id":"s","mood":"calm"}"#,
+    );
+    assert!(message.is_fully_typed());
+    let mut paths = message.extra_paths();
+    paths.sort();
+    assert_eq!(
+        paths,
+        [
+            "/message/content/0/glow",
+            "/message/usage/new_counter",
+            "/mood"
+        ]
+    );
+    // Inside an unknown block nothing is listed: the block is reported as unknown instead.
+    let message = cli(r#"{"type":"assistant","message":{"content":[{"type":"hologram","x":1}]}}"#);
+    assert!(message.extra_paths().is_empty());
+    assert_eq!(message.unknown_paths().len(), 1);
+}
+
+#[test]
 fn a_hook_inputs_unmodelled_fields_are_listed() {
     let input: HookInput = serde_json::from_value(serde_json::json!({
         "hook_event_name": "Stop", "session_id": "s", "stop_hook_active": false,
