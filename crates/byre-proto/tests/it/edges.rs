@@ -340,8 +340,9 @@ fn startup_failure_result_with_type_first_decodes() {
         Some("No conversation found with session ID: 99999999-9999-4999-8999-999999999999")
     );
     let usage = r.usage.as_ref().unwrap();
-    assert_eq!(usage.extra.get("fallback_credit"), Some(&Value::Null));
+    assert_eq!(usage.fallback_credit, Some(Value::Null));
     assert!(message.is_fully_typed());
+    assert!(message.extra_paths().is_empty());
     // And the corpus line is this very line.
     assert_eq!(
         corpus_line("s09b_resume_bad_id.jsonl", 3),
@@ -811,7 +812,9 @@ fn extra_keeps_unknown_fields_on_nested_structs() {
     assert_eq!(a.message.extra.get("brand_new"), Some(&json!("v")));
     let usage = a.message.usage.as_ref().unwrap();
     assert_eq!(usage.input_tokens, Some(1));
-    assert_eq!(usage.extra.get("fallback_credit"), Some(&Value::Null));
+    // A modelled field of any JSON value keeps its null, and is not extra.
+    assert_eq!(usage.fallback_credit, Some(Value::Null));
+    assert_eq!(usage.extra.get("fallback_credit"), None);
     assert_eq!(usage.extra.get("new_counter"), Some(&json!({"a": [1, 2]})));
     let ContentBlock::ToolUse(t) = &a.message.content[0] else {
         panic!("not tool_use")
