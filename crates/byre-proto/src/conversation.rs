@@ -116,6 +116,9 @@ wire_struct! {
         "task_description" task_description: opt String,
         /// Files attached to an echoed message.
         "file_attachments" file_attachments: any Value,
+        /// The assistant message a safety classifier stopped, on the synthetic message that
+        /// tells the model so.
+        "refused_message_id" refused_message_id: opt String,
     }
 }
 
@@ -163,6 +166,7 @@ impl UserMessage {
             subagent_type: None,
             task_description: None,
             file_attachments: None,
+            refused_message_id: None,
             extra: Default::default(),
         };
         message.set_null("parent_tool_use_id", true);

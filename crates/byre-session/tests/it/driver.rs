@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use byre_proto::{CliMessage, HookEvent, HookOutput, ResultSubtype, TerminalReason};
+use byre_proto::{CliMessage, FindUnknown, HookEvent, HookOutput, ResultSubtype, TerminalReason};
 use byre_session::driver::{query, Claude, Error, Fault};
 use byre_session::session::{Event, RequestFailure};
 use byre_testkit::{
@@ -654,4 +654,40 @@ async fn a_start_up_failure_keeps_what_the_cli_wrote_and_how_it_exited() {
         exit.stderr_tail
     );
     assert!(model.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_is_noted_and_the_turn_goes_on() {
+    let script = Script::new()
+        .rule(
+            Rule::when(Match::user_text_contains("refuse this"))
+                .reply(Reply::text("I cannot.").stop_reason("refusal")),
+        )
+        .rule(Rule::any().reply(Reply::text("Carrying on.")));
+    let model = FakeModel::start(script).await.unwrap();
+    let (options, _env) = options(&model);
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    claude.send("please refuse this").unwrap();
+    let (seen, result) = until_result(&mut events).await;
+    claude.close().await.unwrap();
+
+    // The CLI says so in a typed `informational` line, tells the model in a user message, and
+    // asks again; the turn ends well.
+    let noted = seen.iter().any(|e| {
+        matches!(e, Event::Message(CliMessage::System(s))
+            if matches!(s, byre_proto::SystemMessage::Informational(i)
+                if i.content.as_deref().is_some_and(|c| c.contains("safeguards"))))
+    });
+    assert!(noted, "an informational line about the refusal: {seen:?}");
+    assert_eq!(result.subtype, ResultSubtype::SUCCESS);
+    assert_eq!(result.result.as_deref(), Some("Carrying on."));
+    assert_eq!(model.message_requests().len(), 2);
+    for event in &seen {
+        if let Event::Message(message) = event {
+            assert!(
+                message.unknown_paths().is_empty() && message.extra_paths().is_empty(),
+                "{message:?}"
+            );
+        }
+    }
 }
