@@ -32,6 +32,10 @@ wire_struct! {
         "container" container: any Value,
         /// Context management applied by the API.
         "context_management" context_management: any Value,
+        /// Diagnostics of a synthetic error message (seen only as `null`).
+        "diagnostics" diagnostics: any Value,
+        /// Details of why generation stopped (seen only as `null`).
+        "stop_details" stop_details: any Value,
     }
 }
 

@@ -43,6 +43,10 @@ wire_struct! {
         "agent_id" agent_id: opt String,
         /// The subagent's type.
         "subagent_type" subagent_type: opt String,
+        /// The HTTP status of the API error this synthetic message reports.
+        "api_error_status" api_error_status: opt Number,
+        /// The type of that API error (`invalid_request_error`, ...).
+        "api_error_type" api_error_type: opt String,
         /// The subagent's task.
         "task_description" task_description: opt String,
         /// Why a resumed turn resumed.
@@ -255,6 +259,8 @@ wire_struct! {
         "errors" errors: opt Vec<String>,
         /// The HTTP status of an API error.
         "api_error_status" api_error_status: opt Number,
+        /// The type of that API error (`invalid_request_error`, `rate_limit_error`, ...).
+        "api_error_type" api_error_type: opt String,
         /// Set on turns the CLI started by itself (`kind: "task-notification"`).
         "origin" origin: opt Origin,
         /// This line's id.

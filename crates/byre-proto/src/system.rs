@@ -235,6 +235,8 @@ wire_struct! {
         "compact_result" compact_result: opt String,
         /// A compaction error.
         "compact_error" compact_error: opt String,
+        /// Characters of compaction output so far (while `compacting`).
+        "compact_output_chars" compact_output_chars: opt u64,
         /// The session.
         "session_id" session_id: opt String,
         /// This line's id.

@@ -691,3 +691,76 @@ async fn a_refusal_is_noted_and_the_turn_goes_on() {
         }
     }
 }
+
+/// Runs one prompt in a fresh session against `script`; returns what came and the result.
+async fn one_turn(script: Script, prompt: &str) -> (Vec<Event>, byre_proto::ResultMessage) {
+    let model = FakeModel::start(script).await.unwrap();
+    let (options, _env) = options(&model);
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    claude.send(prompt).unwrap();
+    let outcome = until_result(&mut events).await;
+    claude.close().await.unwrap();
+    for event in &outcome.0 {
+        if let Event::Message(message) = event {
+            assert!(
+                message.unknown_paths().is_empty() && message.extra_paths().is_empty(),
+                "not fully modelled: {message:?}"
+            );
+        }
+    }
+    outcome
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_error_ends_the_turn_with_its_status_and_type() {
+    let script = Script::new().rule(Rule::any().reply(Reply::error(
+        400,
+        "invalid_request_error",
+        "prompt is too long: 300000 tokens > 200000 maximum",
+    )));
+    let (seen, result) = one_turn(script, "hello").await;
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    assert_eq!(
+        result.api_error_status.as_ref().and_then(|n| n.as_u64()),
+        Some(400)
+    );
+    assert_eq!(
+        result.api_error_type.as_deref(),
+        Some("invalid_request_error")
+    );
+    assert!(result
+        .result
+        .as_deref()
+        .is_some_and(|r| r.contains("Prompt is too long")));
+    // The CLI also writes a synthetic assistant line carrying the error.
+    let synthetic = seen.iter().any(|e| {
+        matches!(e, Event::Message(CliMessage::Assistant(a))
+            if a.api_error_type.as_deref() == Some("invalid_request_error"))
+    });
+    assert!(synthetic, "{seen:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limited_request_is_retried_and_each_retry_reported() {
+    let script = Script::new()
+        .rule(Rule::any().times(2).reply(Reply::error(
+            429,
+            "rate_limit_error",
+            "Number of request tokens has exceeded your per-minute rate limit",
+        )))
+        .rule(Rule::any().reply(Reply::text("After the limit.")));
+    let (seen, result) = one_turn(script, "hello").await;
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    assert_eq!(result.result.as_deref(), Some("After the limit."));
+    let retries: Vec<u64> = seen
+        .iter()
+        .filter_map(|e| match e {
+            Event::Message(CliMessage::System(byre_proto::SystemMessage::ApiRetry(r))) => {
+                assert_eq!(r.error_status.as_ref().and_then(|n| n.as_u64()), Some(429));
+                r.attempt
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(retries, [1, 2]);
+}
