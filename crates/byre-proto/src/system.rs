@@ -255,6 +255,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// The message the conversation continues from across the boundary.
+        "logical_parent_uuid" logical_parent_uuid: opt String,
     }
 }
 

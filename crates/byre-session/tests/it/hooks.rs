@@ -1,15 +1,17 @@
 //! Hook callbacks against the real CLI: one session with a handler for many events, a turn
 //! that runs a Bash call, a failing one, a refused Write and an MCP tool that asks an
-//! elicitation form, then a model switch. Every input the CLI sent decodes to its typed event
-//! with no field byre does not model.
+//! elicitation form, then a model switch; and `/compact`, with its hooks and its boundary line.
+//! Every input the CLI sent decodes to its typed event with no field byre does not model.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use byre_proto::{
-    ElicitationResponse, FindUnknown, HookEvent, HookInput, HookOutput, PermissionResult,
+    CliMessage, ElicitationResponse, FindUnknown, HookEvent, HookInput, HookOutput,
+    PermissionResult, SystemMessage,
 };
 use byre_session::driver::Claude;
+use byre_session::session::Event;
 use byre_testkit::{FakeModel, Match, Reply, Rule, Script};
 use serde_json::json;
 
@@ -179,4 +181,67 @@ async fn hook_inputs_from_the_real_cli_are_fully_typed() {
         .to_model
         .as_deref()
         .is_some_and(|m| m.starts_with("claude-haiku")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_calls_its_hooks_and_marks_the_boundary() {
+    let script = Script::new()
+        // The summary request is not streamed.
+        .rule(Rule::when(Match::stream(false)).reply(Reply::text("Summary: we said hello.")))
+        .rule(Rule::any().reply(Reply::text("Hello there.")));
+    let model = FakeModel::start(script).await.unwrap();
+    let (mut options, _env) = options(&model);
+    let seen: Arc<Mutex<Vec<HookInput>>> = Arc::default();
+    for event in [
+        HookEvent::PRE_COMPACT,
+        HookEvent::POST_COMPACT,
+        HookEvent::SESSION_START,
+    ] {
+        let seen = seen.clone();
+        options = options.hook(event, None, move |input, _| {
+            seen.lock().unwrap().push(input);
+            async { Ok(HookOutput::default()) }
+        });
+    }
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    turn(&claude, &mut events, "hello").await;
+    claude.send("/compact").unwrap();
+    let (lines, result) = crate::support::until_result(&mut events).await;
+    claude.close().await.unwrap();
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+
+    // The boundary, typed, pointing back at the conversation before it.
+    let boundary = lines.iter().find_map(|e| match e {
+        Event::Message(CliMessage::System(SystemMessage::CompactBoundary(b))) => Some(b),
+        _ => None,
+    });
+    let boundary = boundary.expect("a compact_boundary line");
+    assert!(boundary.logical_parent_uuid.is_some(), "{boundary:?}");
+    assert_eq!(
+        boundary.compact_metadata.as_ref().unwrap()["trigger"],
+        "manual"
+    );
+    for event in &lines {
+        if let Event::Message(message) = event {
+            assert!(
+                message.unknown_paths().is_empty() && message.extra_paths().is_empty(),
+                "not fully modelled: {message:?}"
+            );
+        }
+    }
+
+    // PreCompact, then SessionStart (source `compact`), then PostCompact, all fully typed.
+    let seen = seen.lock().unwrap().clone();
+    let order: Vec<&str> = seen.iter().filter_map(HookInput::event).collect();
+    assert_eq!(order, ["PreCompact", "SessionStart", "PostCompact"]);
+    for input in &seen {
+        assert!(
+            input.extra_paths().is_empty() && input.unknown_paths().is_empty(),
+            "{input:?}"
+        );
+    }
+    let HookInput::SessionStart(start) = &seen[1] else {
+        unreachable!()
+    };
+    assert_eq!(start.source.as_deref(), Some("compact"));
 }
