@@ -30,6 +30,16 @@ pub struct ProcessOptions {
     pub exit_grace: Duration,
     /// After SIGTERM, how long to wait before SIGKILL. Default 5 s.
     pub term_grace: Duration,
+    /// How many bytes the CLI's stdout pipe is asked to hold (Linux only; `None` keeps the
+    /// system's default, 64 KiB). Default 256 KiB.
+    ///
+    /// With the default size a CLI writing fast and its reader take turns at every 64 KiB,
+    /// each waking the other; a larger pipe lets both run. The kernel caps the size at
+    /// `/proc/sys/fs/pipe-max-size` for users without `CAP_SYS_RESOURCE` (1 MiB unless
+    /// changed), and counts pipe memory per user: past `/proc/sys/fs/pipe-user-pages-soft`
+    /// (64 MiB unless changed), that user's new pipes get only two pages. A program running
+    /// many sessions as an unprivileged user may want a smaller size here.
+    pub stdout_pipe_size: Option<usize>,
 }
 
 impl Default for ProcessOptions {
@@ -39,6 +49,7 @@ impl Default for ProcessOptions {
             on_stderr_line: None,
             exit_grace: Duration::from_secs(5),
             term_grace: Duration::from_secs(5),
+            stdout_pipe_size: Some(256 * 1024),
         }
     }
 }
@@ -50,6 +61,7 @@ impl fmt::Debug for ProcessOptions {
             .field("on_stderr_line", &self.on_stderr_line.is_some())
             .field("exit_grace", &self.exit_grace)
             .field("term_grace", &self.term_grace)
+            .field("stdout_pipe_size", &self.stdout_pipe_size)
             .finish()
     }
 }
@@ -204,6 +216,9 @@ impl CliProcess {
             source,
         })?;
         let pid = child.id().unwrap_or_default();
+        if let (Some(stdout), Some(size)) = (&child.stdout, options.stdout_pipe_size) {
+            resize_pipe(stdout, size);
+        }
         let stderr = StderrTail::with_capacity(options.stderr_capacity.max(1));
         let stderr_task = child.stderr.take().map(|pipe| {
             let tail = stderr.clone();
@@ -409,3 +424,20 @@ pub fn exit_hint(stderr: &str) -> Option<&'static str> {
     }
     None
 }
+
+/// Asks the kernel to resize the pipe to `size` bytes, capped at what an unprivileged user may
+/// ask for. Where it refuses, the pipe keeps its size: a smaller pipe is slower, not wrong.
+#[cfg(target_os = "linux")]
+fn resize_pipe(pipe: &ChildStdout, size: usize) {
+    use nix::fcntl::{fcntl, FcntlArg};
+    use std::os::fd::AsRawFd;
+    let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+        .ok()
+        .and_then(|text| text.trim().parse::<usize>().ok())
+        .unwrap_or(1 << 20);
+    let size = i32::try_from(size.min(max)).unwrap_or(i32::MAX);
+    let _ = fcntl(pipe.as_raw_fd(), FcntlArg::F_SETPIPE_SZ(size));
+}
+
+#[cfg(not(target_os = "linux"))]
+fn resize_pipe(_: &ChildStdout, _: usize) {}

@@ -295,3 +295,40 @@ async fn the_real_cli_accepts_the_argv_and_reports_the_root_refusal() {
         );
     }
 }
+
+/// The size of the pipe behind `fd`.
+#[cfg(target_os = "linux")]
+fn pipe_size(fd: &impl std::os::fd::AsRawFd) -> i32 {
+    nix::fcntl::fcntl(fd.as_raw_fd(), nix::fcntl::FcntlArg::F_GETPIPE_SZ).expect("a pipe")
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_stdout_pipe_is_widened_as_asked() {
+    let max: i32 = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+        .expect("Linux says its largest pipe")
+        .trim()
+        .parse()
+        .expect("a number");
+    let sized = |size| ProcessOptions {
+        stdout_pipe_size: size,
+        ..quick()
+    };
+
+    let mut default = spawn(&[], quick());
+    let stdout = default.take_stdout().expect("stdout");
+    assert_eq!(pipe_size(&stdout), (256 * 1024).min(max));
+
+    let mut wide = spawn(&[], sized(Some(1 << 20)));
+    let stdout = wide.take_stdout().expect("stdout");
+    assert_eq!(pipe_size(&stdout), (1 << 20).min(max));
+
+    // `None` leaves the system's default (16 pages).
+    let mut untouched = spawn(&[], sized(None));
+    let stdout = untouched.take_stdout().expect("stdout");
+    assert_eq!(pipe_size(&stdout), 64 * 1024);
+
+    for process in [default, wide, untouched] {
+        process.shutdown().await.expect("it stops");
+    }
+}
