@@ -185,12 +185,18 @@ macro_rules! top_level {
 top_level!(CliMessage);
 top_level!(HostMessage);
 
-/// Decodes a top-level message. When `type` is not the first key (as in `result` lines), a
-/// quick scan finds it first so that no key needs to be buffered.
+/// Decodes a top-level message. When `type` is not the first key (as in `result` lines), its
+/// value is found first so that no key needs to be buffered: by a quick search for the key's
+/// text, checked while decoding (the first top-level `type` must hold that value), and when
+/// that does not hold, by a scan of the line's top-level keys.
 fn decode_top_level<T: TopLevel>(line: &str) -> serde_json::Result<T> {
-    let trimmed = line.trim_ascii_start();
-    if trimmed.starts_with(r#"{"type":"#) {
+    if type_comes_first(line.as_bytes()) {
         return serde_json::from_str(line);
+    }
+    if let Some(guess) = first_type_value(line) {
+        if let Ok(value) = decode_with_tag::<T>(line, guess) {
+            return Ok(value);
+        }
     }
     #[derive(serde::Deserialize)]
     struct TypeOnly<'a> {
@@ -198,14 +204,40 @@ fn decode_top_level<T: TopLevel>(line: &str) -> serde_json::Result<T> {
         kind: Option<std::borrow::Cow<'a, str>>,
     }
     match serde_json::from_str::<TypeOnly<'_>>(line) {
-        Ok(TypeOnly { kind: Some(kind) }) => {
-            let mut de = serde_json::Deserializer::from_str(line);
-            let value = T::with_tag(&kind, &mut de)?;
-            de.end()?;
-            Ok(value)
-        }
+        Ok(TypeOnly { kind: Some(kind) }) => decode_with_tag(line, &kind),
         _ => serde_json::from_str(line),
     }
+}
+
+/// Decodes `line` as the variant `tag` names. Fails unless the object's first `type` key holds
+/// exactly that string.
+fn decode_with_tag<T: TopLevel>(line: &str, tag: &str) -> serde_json::Result<T> {
+    let mut de = serde_json::Deserializer::from_str(line);
+    let value = T::with_tag(tag, &mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+/// Whether the object's first key is `type` (whitespace allowed around the tokens).
+fn type_comes_first(line: &[u8]) -> bool {
+    let rest = line.trim_ascii_start();
+    let Some(rest) = rest.strip_prefix(b"{") else {
+        return false;
+    };
+    let Some(rest) = rest.trim_ascii_start().strip_prefix(br#""type""#) else {
+        return false;
+    };
+    rest.trim_ascii_start().starts_with(b":")
+}
+
+/// The string after the first `"type":` in the line, wherever it is (it may belong to a nested
+/// object: the decode checks it), when it is a plain string without escapes.
+fn first_type_value(line: &str) -> Option<&str> {
+    let at = line.find(r#""type":"#)?;
+    let rest = line[at + r#""type":"#.len()..].trim_ascii_start();
+    let rest = rest.strip_prefix('"')?;
+    let end = rest.find(['"', '\\'])?;
+    (rest.as_bytes()[end] == b'"').then(|| &rest[..end])
 }
 
 /// The typed decode failed: decide between a bad line and a known type that did not fit.

@@ -888,7 +888,9 @@ macro_rules! wire_enum {
             }
         impl $name {
             /// Decodes an object whose tag is already known (found by a scan), so the keys
-            /// before the tag need not be buffered. The tag key itself is skipped.
+            /// before the tag need not be buffered. The first tag key must hold `tag` (an
+            /// error otherwise, and when there is none); later ones are ignored, as in
+            /// [`Deserialize`](serde::Deserialize).
             #[allow(dead_code)]
             pub(crate) fn deserialize_with_tag<'de, D: serde::Deserializer<'de>>(
                 tag: &str,
@@ -906,12 +908,22 @@ macro_rules! wire_enum {
                     ) -> Result<$name, A::Error> {
                         let tag = $crate::wire::Tag::Str(std::borrow::Cow::Borrowed(self.0));
                         let mut partial = start::<A::Error>(tag, Vec::new())?;
+                        let mut seen = false;
                         while let Some(key) = map.next_key::<$crate::wire::Key<'de>>()? {
-                            if key.as_str() == $tag {
+                            if key.as_str() != $tag {
+                                <$name as $crate::wire::WireObject>::accept(&mut partial, key, &mut map)?;
+                            } else if seen {
                                 map.next_value::<serde::de::IgnoredAny>()?;
                             } else {
-                                <$name as $crate::wire::WireObject>::accept(&mut partial, key, &mut map)?;
+                                let value = map.next_value::<$crate::wire::Tag<'de>>()?;
+                                if value.as_str() != Some(self.0) {
+                                    return Err(serde::de::Error::custom("the tag is not the one expected"));
+                                }
+                                seen = true;
                             }
+                        }
+                        if !seen {
+                            return Err(serde::de::Error::custom("no tag"));
                         }
                         <$name as $crate::wire::WireObject>::finish(partial)
                     }

@@ -408,6 +408,43 @@ fn type_after_thirty_other_keys() {
     assert_eq!(s.extra.len(), 30);
 }
 
+#[test]
+fn a_late_type_is_found_past_nested_type_keys() {
+    // A nested `type` comes first in the text: the top-level one still decides.
+    let line = r#"{"usage":{"type":"assistant","input_tokens":7},"type":"result","subtype":"success","result":"r"}"#;
+    let message = cli(line);
+    let CliMessage::Result(r) = &message else {
+        panic!("not a result: {message:?}")
+    };
+    assert_eq!(r.result.as_deref(), Some("r"));
+    assert_eq!(r.usage.as_ref().unwrap().extra["type"], json!("assistant"));
+    assert_eq!(
+        message.to_value(),
+        serde_json::from_str::<Value>(line).unwrap()
+    );
+
+    // Only a nested `type`: the line has none of its own.
+    let e = CliMessage::from_slice(br#"{"message":{"type":"result"},"x":1}"#).unwrap_err();
+    assert_eq!(e.kind, DecodeErrorKind::NoType);
+
+    // Two late `type` keys: the first one counts, as when `type` comes first.
+    let decode = |line: &str| CliMessage::from_slice(line.as_bytes()).unwrap();
+    let late = decode(r#"{"subtype":"success","type":"result","type":"assistant","result":"r"}"#);
+    let first = decode(r#"{"type":"result","subtype":"success","type":"assistant","result":"r"}"#);
+    assert!(matches!(late, CliMessage::Result(_)), "{late:?}");
+    assert_eq!(late, first);
+
+    // An escaped late tag, and spaces around the first key's tokens.
+    let escaped = cli(r#"{"subtype":"success","type":"res\u0075lt","result":"r"}"#);
+    assert!(matches!(escaped, CliMessage::Result(_)), "{escaped:?}");
+    let spaced = cli(r#" { "type" : "result" , "subtype" : "success" , "result" : "r" }"#);
+    assert!(matches!(spaced, CliMessage::Result(_)), "{spaced:?}");
+
+    // A late tag that is not a string.
+    let e = CliMessage::from_slice(br#"{"subtype":"success","type":7}"#).unwrap_err();
+    assert_eq!(e.kind, DecodeErrorKind::NoType);
+}
+
 // ---------------------------------------------------------------------------------------------
 // unknown tags
 
