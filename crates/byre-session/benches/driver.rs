@@ -13,5 +13,5 @@
 mod support;
 
 fn main() {
-    support::stream_bench("stream through one session", true);
+    support::stream_bench("stream through one session");
 }

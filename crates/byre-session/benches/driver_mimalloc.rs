@@ -11,5 +11,5 @@ mod support;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    support::stream_bench("stream through one session, mimalloc", false);
+    support::stream_bench("stream through one session, mimalloc");
 }

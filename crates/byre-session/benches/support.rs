@@ -187,12 +187,30 @@ pub(crate) fn cpu_times() -> (Duration, Duration) {
     }
 }
 
+/// How many rounds of the comparison with the Python SDK run.
+const ROUNDS: usize = 3;
+
+/// How many times the Python SDK reads the stream in each round.
+const PYTHON_RUNS: usize = 5;
+
+/// The median the Python script prints, from its line `python sdk median of N: T ms, ...`.
+fn python_median(output: &str) -> Option<Duration> {
+    let line = output
+        .lines()
+        .find(|l| l.starts_with("python sdk median of"))?;
+    let ms = line.split(": ").nth(1)?.split(" ms").next()?;
+    Some(Duration::from_secs_f64(
+        ms.trim().parse::<f64>().ok()? / 1e3,
+    ))
+}
+
 /// The size the corpus stream is repeated past.
 const TARGET_BYTES: usize = 50 * 1024 * 1024;
 
 /// Runs the stream through one session, timed by criterion as `name`, then ten more runs for
-/// wall and CPU time; with `python` set, the Python SDK after it (see `driver.rs`).
-pub(crate) fn stream_bench(name: &str, python: bool) {
+/// wall and CPU time; with `BYRE_BENCH_PYTHON` set, then rounds of ten more runs each followed
+/// by the Python SDK (see `driver.rs`), each round giving the ratio of the two medians.
+pub(crate) fn stream_bench(name: &str) {
     let standin = standin();
     let stream = StreamFile::new("driver", TARGET_BYTES);
     let expected = expected_kinds(&stream);
@@ -248,17 +266,58 @@ pub(crate) fn stream_bench(name: &str, python: bool) {
         stream.bytes, stream.lines
     );
 
-    let python = std::env::var_os("BYRE_BENCH_PYTHON").filter(|p| python && !p.is_empty());
+    let python = std::env::var_os("BYRE_BENCH_PYTHON").filter(|p| !p.is_empty());
     if let Some(python) = python {
+        // On a shared machine the speed of both sides drifts, so they run in alternating
+        // rounds, and each round compares its own medians.
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/python_sdk.py");
-        let status = std::process::Command::new(python)
-            .arg(script)
-            .arg("--cli")
-            .arg(&standin)
-            .arg("--stream")
-            .arg(&stream.path)
-            .status()
-            .expect("python runs");
-        assert!(status.success(), "the Python SDK run failed");
+        let mut ratios = Vec::new();
+        for round in 1..=ROUNDS {
+            let mut walls: Vec<Duration> = (0..runs)
+                .map(|_| {
+                    let start = Instant::now();
+                    runtime.block_on(run_stream(&standin, &stream.path, &expected));
+                    start.elapsed()
+                })
+                .collect();
+            walls.sort();
+            let byre = walls[runs / 2];
+            let output = Command::new(&python)
+                .arg(&script)
+                .arg("--cli")
+                .arg(&standin)
+                .arg("--stream")
+                .arg(&stream.path)
+                .arg("--runs")
+                .arg(PYTHON_RUNS.to_string())
+                .output()
+                .expect("python runs");
+            let text = String::from_utf8_lossy(&output.stdout);
+            eprint!("{text}");
+            assert!(
+                output.status.success(),
+                "the Python SDK run failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            let python = python_median(&text).expect("the script prints its median");
+            let ratio = python.as_secs_f64() / byre.as_secs_f64();
+            ratios.push(ratio);
+            eprintln!(
+                "round {round}: byre median of {runs} {:.0} ms, Python SDK median of \
+                 {PYTHON_RUNS} {:.0} ms: byre {ratio:.1}x as fast",
+                ms(byre),
+                ms(python),
+            );
+        }
+        ratios.sort_by(f64::total_cmp);
+        eprintln!(
+            "byre / Python SDK over {ROUNDS} rounds: {}; median {:.1}x",
+            ratios
+                .iter()
+                .map(|r| format!("{r:.1}x"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            ratios[ratios.len() / 2]
+        );
     }
 }
