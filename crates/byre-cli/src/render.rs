@@ -145,10 +145,10 @@ impl Renderer {
             Event::Message(message) => return self.message(message),
             Event::Turn(TurnEvent::TurnEnded { origin, .. }) => self.ending = Some(origin.clone()),
             Event::Assembly(assembly) if self.mode == Output::Text => self.assembly(assembly),
-            Event::Request {
-                request: CliRequest::HookCallback(hook),
-                ..
-            } if self.mode == Output::Text => {
+            Event::Request { request, .. } if self.mode == Output::Text => {
+                let CliRequest::HookCallback(hook) = &**request else {
+                    return None;
+                };
                 let event = hook.input.event().unwrap_or("hook");
                 let line = match hook.input.tool_name() {
                     Some(tool) => format!("↪ hook {event} ({tool})"),

@@ -143,10 +143,11 @@ macro_rules! top_level {
             /// [`DecodeError`]; any other line decodes, to `Unknown` when its type is unknown or
             /// its fields do not fit the model (the reason is in [`Unknown::mismatch`]).
             pub fn from_slice(line: &[u8]) -> Result<Self, DecodeError> {
-                // Checking the whole line's UTF-8 at once lets the parser skip the check of
-                // each string. A line that is not UTF-8 goes to the byte parser, which finds
-                // where, and then to the fallback, which reports it.
-                let decoded = match std::str::from_utf8(line) {
+                // Checking the whole line's UTF-8 at once (with SIMD where the CPU has it)
+                // lets the parser skip the check of each string. A line that is not UTF-8 goes
+                // to the byte parser, which finds where, and then to the fallback, which
+                // reports it.
+                let decoded = match simdutf8::basic::from_utf8(line) {
                     Ok(text) => decode_top_level::<$name>(text),
                     Err(_) => serde_json::from_slice::<$name>(line),
                 };

@@ -74,7 +74,7 @@ pub enum AssemblyEvent {
         /// The Agent call this message belongs to, for subagents.
         parent_tool_use_id: Option<String>,
         /// The usage at `message_start` (input tokens).
-        usage: Option<Usage>,
+        usage: Option<Box<Usage>>,
     },
     /// A block started (`content_block_start`).
     BlockStarted {
@@ -100,8 +100,9 @@ pub enum AssemblyEvent {
         message_id: String,
         /// The block's index in the message.
         index: u64,
-        /// The assembled block, shaped as in an `assistant` line.
-        block: ContentBlock,
+        /// The assembled block, shaped as in an `assistant` line (boxed: it is large, and
+        /// the events of a stream are mostly small).
+        block: Box<ContentBlock>,
     },
     /// A block ended but could not be assembled: its tool input is not valid JSON.
     BlockFailed {
@@ -121,7 +122,7 @@ pub enum AssemblyEvent {
         /// Why the model stopped (from `message_delta`; `None` after an interrupt).
         stop_reason: Option<StopReason>,
         /// The final usage (from `message_delta`, else from `message_start`).
-        usage: Option<Usage>,
+        usage: Option<Box<Usage>>,
         /// Set when blocks were cut off.
         abandoned: Option<Abandoned>,
     },
@@ -333,8 +334,8 @@ impl Assembler {
                         .get_mut(&id)
                         .expect("routed to a live message");
                     message.stop_reason = delta.delta.stop_reason.clone();
-                    if delta.usage.is_some() {
-                        message.final_usage = delta.usage.clone();
+                    if let Some(usage) = &delta.usage {
+                        message.final_usage = Some(Box::new(usage.clone()));
                     }
                 }
             }
@@ -502,8 +503,8 @@ impl AssemblyEvent {
 #[derive(Debug)]
 struct MessageState {
     parent_tool_use_id: Option<String>,
-    start_usage: Option<Usage>,
-    final_usage: Option<Usage>,
+    start_usage: Option<Box<Usage>>,
+    final_usage: Option<Box<Usage>>,
     stop_reason: Option<StopReason>,
     blocks: BTreeMap<u64, BlockState>,
 }
@@ -529,12 +530,13 @@ impl Assembler {
             return;
         }
         let parent = line.parent_tool_use_id.clone();
+        let usage = message.usage.clone().map(Box::new);
         self.current.insert(parent.clone(), id.clone());
         self.messages.insert(
             id.clone(),
             MessageState {
                 parent_tool_use_id: parent.clone(),
-                start_usage: message.usage.clone(),
+                start_usage: usage.clone(),
                 final_usage: None,
                 stop_reason: None,
                 blocks: BTreeMap::new(),
@@ -544,7 +546,7 @@ impl Assembler {
             id,
             model: message.model.clone(),
             parent_tool_use_id: parent,
-            usage: message.usage.clone(),
+            usage,
         });
     }
 
@@ -621,7 +623,7 @@ impl Assembler {
             Ok(block) => AssemblyEvent::BlockFinished {
                 message_id: id,
                 index,
-                block,
+                block: Box::new(block),
             },
             Err(error) => AssemblyEvent::BlockFailed {
                 message_id: id,

@@ -1174,11 +1174,7 @@ impl Driver {
                 () = sleep => Step::Timeout,
             };
             match step {
-                Step::Lines(Some(lines)) => {
-                    for line in lines {
-                        self.on_line(line);
-                    }
-                }
+                Step::Lines(Some(lines)) => self.on_lines(lines),
                 Step::Lines(None) => {
                     stdout_open = false;
                     self.on_exit().await;
@@ -1248,14 +1244,22 @@ impl Driver {
     }
 
     /// Passes one line read from the CLI to the core (and the transcript).
-    fn on_line(&mut self, line: reader::Line) {
+    /// Takes a batch of lines read together (one clock reading serves them all).
+    fn on_lines(&mut self, lines: Vec<reader::Line>) {
+        let now = Instant::now();
+        for line in lines {
+            self.on_line(now, line);
+        }
+    }
+
+    fn on_line(&mut self, now: Instant, line: reader::Line) {
         match line.frame {
             Frame::Message(message) => {
                 self.lines_read += 1;
                 if let (Some(t), Some(bytes)) = (&mut self.transcript, &line.bytes) {
                     let _ = t.record_recv(bytes, &message);
                 }
-                self.session.handle_message(Instant::now(), message);
+                self.session.handle_message(now, message);
             }
             Frame::BadLine(bad) => {
                 if let Some(t) = &mut self.transcript {
@@ -1279,12 +1283,14 @@ impl Driver {
                         ),
                     }));
                 }
-                self.session.handle_bad_line(Instant::now(), bad.len, why);
+                self.session.handle_bad_line(now, bad.len, why);
             }
         }
     }
 
     async fn flush_transmit(&mut self) {
+        // The lines waiting now go out in one write.
+        let mut out = Vec::new();
         while let Some(line) = self.session.poll_transmit() {
             if let byre_proto::HostMessage::ControlRequest(request) = &line {
                 let subtype = request.request.tag().unwrap_or("?");
@@ -1323,11 +1329,18 @@ impl Driver {
                     )),
                 };
             }
-            self.write_line(&bytes).await;
+            if out.is_empty() {
+                out = bytes;
+            } else {
+                out.extend_from_slice(&bytes);
+            }
+        }
+        if !out.is_empty() {
+            self.write_line(&out).await;
         }
     }
 
-    /// Writes one line (with its newline) on the CLI's stdin, if it is open.
+    /// Writes whole lines (each with its newline) on the CLI's stdin, if it is open.
     async fn write_line(&mut self, bytes: &[u8]) {
         if let Some(stdin) = &mut self.writer {
             if stdin.write_all(bytes).await.is_err() || stdin.flush().await.is_err() {
@@ -1374,7 +1387,7 @@ impl Driver {
                 }
                 Event::Request { id, request } => {
                     // Delivered for information; the driver answers it.
-                    self.dispatch(id.clone(), request.clone());
+                    self.dispatch(id.clone(), CliRequest::clone(request));
                 }
                 Event::RequestCancelled { id } => {
                     if let Some(handle) = self.running_ids.remove(id) {
@@ -1633,14 +1646,14 @@ impl Driver {
                     tokio::select! {
                         exit = &mut shutdown => break exit,
                         lines = self.reader.next(), if reading => match lines {
-                            Some(lines) => lines.into_iter().for_each(|line| self.on_line(line)),
+                            Some(lines) => self.on_lines(lines),
                             None => reading = false,
                         },
                     }
                 };
                 while reading {
                     match self.reader.next().await {
-                        Some(lines) => lines.into_iter().for_each(|line| self.on_line(line)),
+                        Some(lines) => self.on_lines(lines),
                         None => reading = false,
                     }
                 }

@@ -119,8 +119,8 @@ pub enum Event {
     Request {
         /// The CLI's request id.
         id: RequestId,
-        /// What it asks.
-        request: CliRequest,
+        /// What it asks (boxed: it is large, and most events are small).
+        request: Box<CliRequest>,
     },
     /// The CLI withdrew one of its requests: its handler should stop; no answer is sent.
     RequestCancelled {
@@ -556,7 +556,7 @@ impl Session {
             }
             None => self.events.push_back(Event::Request {
                 id,
-                request: request.request.clone(),
+                request: Box::new(request.request.clone()),
             }),
         }
     }

@@ -65,7 +65,10 @@ fn assembled_blocks_equal_the_assistant_lines_of_every_transcript() {
                         block,
                     } => {
                         let blocks = assembled.entry(message_id).or_default();
-                        assert!(blocks.insert(index, block).is_none(), "{name}: index twice");
+                        assert!(
+                            blocks.insert(index, *block).is_none(),
+                            "{name}: index twice"
+                        );
                     }
                     AssemblyEvent::BlockFailed { error, .. } => panic!("{name}: {error}"),
                     AssemblyEvent::Problem(problem) => panic!("{name}: {problem}"),
@@ -211,12 +214,11 @@ fn a_tool_call_without_input_pieces_keeps_the_empty_input() {
         ],
     );
     let events = asm.observe(&stop_block("m1", 0));
-    let [AssemblyEvent::BlockFinished {
-        block: ContentBlock::ToolUse(tool),
-        ..
-    }] = events.as_slice()
-    else {
+    let [AssemblyEvent::BlockFinished { block, .. }] = events.as_slice() else {
         panic!("{events:?}")
+    };
+    let ContentBlock::ToolUse(tool) = &**block else {
+        panic!("{block:?}")
     };
     assert_eq!(tool.input, json!({}));
     assert_eq!(tool.name, "ListAgents");
@@ -263,7 +265,7 @@ fn thinking_signature_and_citations_are_assembled() {
     let blocks: Vec<&ContentBlock> = events
         .iter()
         .filter_map(|e| match e {
-            AssemblyEvent::BlockFinished { block, .. } => Some(block),
+            AssemblyEvent::BlockFinished { block, .. } => Some(&**block),
             _ => None,
         })
         .collect();
@@ -306,7 +308,7 @@ fn interleaved_messages_are_kept_apart() {
         .filter_map(|e| match e {
             AssemblyEvent::BlockFinished {
                 message_id, block, ..
-            } => Some((message_id.as_str(), block)),
+            } => Some((message_id.as_str(), &**block)),
             _ => None,
         })
         .collect();
@@ -483,10 +485,11 @@ proptest! {
         lines.extend(split(&text, &cuts).iter().map(|p| json_delta("m1", 0, p)));
         feed(&mut asm, &lines);
         let events = asm.observe(&stop_block("m1", 0));
-        let [AssemblyEvent::BlockFinished { block: ContentBlock::ToolUse(tool), .. }] =
-            events.as_slice()
-        else {
+        let [AssemblyEvent::BlockFinished { block, .. }] = events.as_slice() else {
             panic!("{events:?}")
+        };
+        let ContentBlock::ToolUse(tool) = &**block else {
+            panic!("{block:?}")
         };
         prop_assert_eq!(&tool.input, &input);
         prop_assert_eq!(tool.id.as_str(), "toolu_p");

@@ -37,10 +37,10 @@ fn mcp_messages(events: &[Event], server: &str) -> Vec<JsonRpcMessage> {
     events
         .iter()
         .filter_map(|e| match e {
-            Event::Request {
-                request: CliRequest::McpMessage(m),
-                ..
-            } if m.server_name == server => Some(m.message.clone()),
+            Event::Request { request, .. } => match &**request {
+                CliRequest::McpMessage(m) if m.server_name == server => Some(m.message.clone()),
+                _ => None,
+            },
             _ => None,
         })
         .collect()
@@ -325,11 +325,10 @@ async fn a_slow_tool_is_cancelled_by_an_interrupt() {
     claude.send("please wait").unwrap();
     // The control request of the call, and the call's JSON-RPC id.
     let (call_id, rpc_id) = loop {
-        if let Event::Request {
-            request: CliRequest::McpMessage(m),
-            id,
-        } = next(&mut events).await
-        {
+        if let Event::Request { request, id } = next(&mut events).await {
+            let CliRequest::McpMessage(m) = *request else {
+                continue;
+            };
             if m.message.method.as_deref() == Some("tools/call") {
                 break (id, m.message.id.clone().expect("a request id"));
             }

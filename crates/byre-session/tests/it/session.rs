@@ -75,7 +75,7 @@ impl Replay {
         }
         while let Some(event) = self.session.poll_event() {
             if let Event::Request { id, request } = &event {
-                self.requests_seen.push((id.clone(), request.clone()));
+                self.requests_seen.push((id.clone(), (**request).clone()));
             }
             if let Event::Protocol(ProtocolViolation::UnknownResponse(id)) = &event {
                 assert!(self.raw_ids.contains(id), "{event:?}");
