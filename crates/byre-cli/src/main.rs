@@ -2,6 +2,12 @@
 
 use std::process::ExitCode;
 
+// Messages are decoded on the runtime's worker threads and dropped where they are shown, on
+// another; mimalloc frees across threads without the system allocator's arena locks (see
+// BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     byre_cli::main_with(std::env::args_os().skip(1), byre_cli::Setup::default()).await
