@@ -242,15 +242,19 @@ pub(crate) fn stream_bench(name: &str) {
     // Where the time goes: wall and CPU time of a few more runs (CPU time is steadier on a
     // shared machine, and shows how much of the two cores the host and the stand-in use).
     let runs = 10;
+    let timed_runs = || -> Vec<Duration> {
+        let mut walls: Vec<Duration> = (0..runs)
+            .map(|_| {
+                let start = Instant::now();
+                runtime.block_on(run_stream(&standin, &stream.path, &expected));
+                start.elapsed()
+            })
+            .collect();
+        walls.sort();
+        walls
+    };
     let (host_before, child_before) = cpu_times();
-    let mut walls: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            runtime.block_on(run_stream(&standin, &stream.path, &expected));
-            start.elapsed()
-        })
-        .collect();
-    walls.sort();
+    let walls = timed_runs();
     let (host_after, child_after) = cpu_times();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     eprintln!(
@@ -273,15 +277,7 @@ pub(crate) fn stream_bench(name: &str) {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/python_sdk.py");
         let mut ratios = Vec::new();
         for round in 1..=ROUNDS {
-            let mut walls: Vec<Duration> = (0..runs)
-                .map(|_| {
-                    let start = Instant::now();
-                    runtime.block_on(run_stream(&standin, &stream.path, &expected));
-                    start.elapsed()
-                })
-                .collect();
-            walls.sort();
-            let byre = walls[runs / 2];
+            let byre = timed_runs()[runs / 2];
             let output = Command::new(&python)
                 .arg(&script)
                 .arg("--cli")
