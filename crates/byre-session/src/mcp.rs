@@ -25,6 +25,18 @@
 //! A cancelled call of a [`Tool`] drops the handler's future; an rmcp handler sees the
 //! cancellation token of its request context fire.
 //!
+//! Failures are answers. A handler that panics answers its request with JSON-RPC error
+//! `-32603` (rmcp alone would leave it unanswered, and the CLI waiting), and the server goes
+//! on. A service that stops (its task ended) answers the requests in flight with `-32603`, and
+//! the next request starts it again, at most three times a session: the new service first gets
+//! the CLI's own `initialize` and `notifications/initialized` again, so the CLI, which knows
+//! nothing of it, goes on as before.
+//!
+//! `sdkMcpServerManifests` (the handshake's results sent ahead in `initialize`) are not sent:
+//! the CLI (2.1.328) parks them (its answer says `parked`) but still runs the whole handshake
+//! over `mcp_message` for a server declared in `--mcp-config`, which `alwaysLoad` needs. For a
+//! server declared in `initialize` alone it does skip the handshake.
+//!
 //! The CLI (2.1.328) asks for protocol `2025-11-25`, and it starts its MCP handshake before it
 //! answers `initialize`; the driver serves control requests while it waits, so nothing blocks.
 //!
@@ -111,7 +123,7 @@ pub enum Error {
 }
 
 /// Starts one server's rmcp service on a transport; the future runs until the service stops.
-type Start =
+pub(crate) type Start =
     Arc<dyn Fn(ControlTransport) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
 
 /// An in-process MCP server to register with [`Options::serve_mcp`]: its name, whether its
@@ -156,7 +168,7 @@ impl McpServer {
     {
         check_name("server", name)?;
         let start: Start = Arc::new(move |transport| {
-            let service = factory();
+            let service = CatchPanics(factory());
             Box::pin(async move {
                 // A handshake that fails was already answered with a JSON-RPC error; the
                 // transport is dropped then, and later requests learn that the server stopped.
@@ -189,11 +201,53 @@ impl McpServer {
     fn factory(&self) -> McpHandlerFactory {
         let name = self.name.clone();
         let start = self.start.clone();
-        Arc::new(move |outbox: Outbox| {
-            let (bridge, transport) = Bridge::new(&name, outbox);
-            tokio::spawn(start(transport));
-            bridge.handler()
-        })
+        Arc::new(move |outbox: Outbox| Bridge::start(&name, outbox, start.clone()).handler())
+    }
+}
+
+/// A service whose handler's panics become answers: a request whose handler panicked is
+/// answered with an internal error (rmcp would leave it unanswered, and the CLI would wait for
+/// it), and a notification whose handler panicked is dropped.
+struct CatchPanics<S>(S);
+
+impl<S: rmcp::Service<rmcp::RoleServer>> rmcp::Service<rmcp::RoleServer> for CatchPanics<S> {
+    async fn handle_request(
+        &self,
+        request: rmcp::model::ClientRequest,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ServerResult, rmcp::ErrorData> {
+        use futures::FutureExt;
+        std::panic::AssertUnwindSafe(self.0.handle_request(request, context))
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|_| {
+                Err(rmcp::ErrorData::internal_error(
+                    "the MCP server's handler panicked",
+                    None,
+                ))
+            })
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: rmcp::model::ClientNotification,
+        context: rmcp::service::NotificationContext<rmcp::RoleServer>,
+    ) -> Result<(), rmcp::ErrorData> {
+        use futures::FutureExt;
+        std::panic::AssertUnwindSafe(self.0.handle_notification(notification, context))
+            .catch_unwind()
+            .await
+            .unwrap_or(Ok(()))
+    }
+
+    fn get_info(&self) -> <rmcp::RoleServer as rmcp::service::ServiceRole>::Info {
+        self.0.get_info()
+    }
+
+    fn supported_protocol_versions(
+        &self,
+    ) -> std::borrow::Cow<'static, [rmcp::model::ProtocolVersion]> {
+        self.0.supported_protocol_versions()
     }
 }
 

@@ -4,7 +4,10 @@
 //!
 //! [`Bridge::handle`] runs its first part at once, when the driver dispatches the request, so
 //! the service gets the CLI's messages in the order the CLI wrote them; what it returns waits
-//! for the answer. [`ControlTransport`] is the rmcp transport on the other side: `receive` reads
+//! for the answer. When the service has stopped, the next request of the CLI starts it again
+//! (at most [`MAX_RESTARTS`] times a session): the new service first gets the CLI's own
+//! `initialize` request again and `notifications/initialized`, so that it is ready for the
+//! request, and the CLI, which knows nothing of the restart, goes on as before. [`ControlTransport`] is the rmcp transport on the other side: `receive` reads
 //! the CLI's messages, `send` either answers a request in flight or sends a message of the
 //! server's own to the CLI.
 
@@ -21,6 +24,7 @@ use rmcp::service::RoleServer;
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 
+use super::Start;
 use crate::driver::{Outbox, RequestHandler};
 
 /// What a request handler returns: the `mcp_message` success payload, or an error message.
@@ -38,11 +42,27 @@ pub(crate) const INVALID_REQUEST: i64 = -32600;
 /// The code of a request the client cancelled with `notifications/cancelled` (as LSP uses it).
 pub(crate) const REQUEST_CANCELLED: i64 = -32800;
 
+/// How many times a session starts a server's stopped service again.
+pub(crate) const MAX_RESTARTS: usize = 3;
+
 /// One server's side of the control channel in one session.
 pub(crate) struct Bridge {
     name: String,
+    /// Where the server's own messages go.
+    outgoing: Outgoing,
+    /// How to start the service again when it stops (`None`: it is not started again).
+    start: Option<Start>,
+    link: Mutex<Link>,
+}
+
+/// The service running now: its inbound channel and the CLI's requests in flight there.
+struct Link {
     inbound: mpsc::UnboundedSender<ClientJsonRpcMessage>,
     pending: Arc<Mutex<Pending>>,
+    /// The CLI's `initialize` request, for a service started again.
+    initialize: Option<JsonRpcMessage>,
+    /// How many times the service was started again.
+    restarts: usize,
 }
 
 /// The CLI's requests in flight, by JSON-RPC id (its JSON text), and whether the service runs.
@@ -53,9 +73,9 @@ struct Pending {
 }
 
 impl Bridge {
-    /// A bridge for server `name` and the transport its service runs on; the server's own
-    /// messages go to the CLI through `outbox`.
-    pub(crate) fn new(name: &str, outbox: Outbox) -> (Bridge, ControlTransport) {
+    /// A bridge for server `name` whose service `start` runs (started now, and again when it
+    /// stops); the server's own messages go to the CLI through `outbox`.
+    pub(crate) fn start(name: &str, outbox: Outbox, start: Start) -> Bridge {
         let server = name.to_owned();
         let outgoing: Outgoing = Arc::new(move |message| {
             let request = HostRequest::McpMessage(HostMcpMessageRequest {
@@ -74,22 +94,27 @@ impl Bridge {
                 }),
             }
         });
-        Self::with_outgoing(name, outgoing)
+        Self::serve(name, outgoing, start)
     }
 
-    /// A bridge whose server's own messages go to `outgoing`.
+    /// A bridge whose service `start` runs (started now, and again when it stops), and whose
+    /// server's own messages go to `outgoing`.
+    pub(crate) fn serve(name: &str, outgoing: Outgoing, start: Start) -> Bridge {
+        let (mut bridge, transport) = Self::with_outgoing(name, outgoing);
+        tokio::spawn(start(transport));
+        bridge.start = Some(start);
+        bridge
+    }
+
+    /// A bridge whose server's own messages go to `outgoing`, and the transport its service
+    /// is to run on; a service that stops is not started again.
     pub(crate) fn with_outgoing(name: &str, outgoing: Outgoing) -> (Bridge, ControlTransport) {
-        let (inbound, receiver) = mpsc::unbounded_channel();
-        let pending = Arc::new(Mutex::new(Pending::default()));
+        let (link, transport) = Link::new(outgoing.clone());
         let bridge = Bridge {
             name: name.to_owned(),
-            inbound,
-            pending: pending.clone(),
-        };
-        let transport = ControlTransport {
-            inbound: receiver,
-            pending,
             outgoing,
+            start: None,
+            link: Mutex::new(link),
         };
         (bridge, transport)
     }
@@ -134,28 +159,37 @@ impl Bridge {
             }
         };
         let key = id.to_string();
-        let answer = {
-            let mut pending = lock(&self.pending);
-            if pending.stopped {
+        let initialize = message.method.as_deref() == Some("initialize");
+        let (inbound, pending, answer) = {
+            let mut link = lock(&self.link);
+            if lock(&link.pending).stopped && !self.restart(&mut link, initialize) {
                 return Box::pin(ready(self.stopped(id)));
             }
-            if pending.waiting.contains_key(&key) {
-                return Box::pin(ready(reply(JsonRpcMessage::error(
-                    Some(id),
-                    INVALID_REQUEST,
-                    format!("request id {key} is already in flight"),
-                ))));
+            if initialize {
+                link.initialize = Some(message);
             }
-            let (tx, rx) = oneshot::channel();
-            pending.waiting.insert(key.clone(), tx);
-            rx
+            let answer = {
+                let mut pending = lock(&link.pending);
+                if pending.waiting.contains_key(&key) {
+                    return Box::pin(ready(reply(JsonRpcMessage::error(
+                        Some(id),
+                        INVALID_REQUEST,
+                        format!("request id {key} is already in flight"),
+                    ))));
+                }
+                let (tx, rx) = oneshot::channel();
+                pending.waiting.insert(key.clone(), tx);
+                rx
+            };
+            if link.inbound.send(parsed).is_err() {
+                lock(&link.pending).waiting.remove(&key);
+                return Box::pin(ready(self.stopped(id)));
+            }
+            (link.inbound.clone(), link.pending.clone(), answer)
         };
-        if self.inbound.send(parsed).is_err() {
-            lock(&self.pending).waiting.remove(&key);
-            return Box::pin(ready(self.stopped(id)));
-        }
         let mut withdraw = Withdraw {
-            bridge: self.clone(),
+            inbound,
+            pending,
             key,
             id: id.clone(),
             armed: true,
@@ -171,13 +205,53 @@ impl Bridge {
         })
     }
 
+    /// Starts the stopped service again, for a request of the CLI's: an `initialize` (the CLI
+    /// begins anew) or any other once the CLI has initialized the server, which the new service
+    /// then gets first. False when it may not be started again.
+    fn restart(&self, link: &mut Link, initialize: bool) -> bool {
+        let Some(start) = &self.start else {
+            return false;
+        };
+        if link.restarts >= MAX_RESTARTS || !(initialize || link.initialize.is_some()) {
+            return false;
+        }
+        let (fresh, transport) = Link::new(self.outgoing.clone());
+        link.restarts += 1;
+        if let (false, Some(first)) = (initialize, &link.initialize) {
+            // The handshake again, under an id of its own: its answer matches no request in
+            // flight and goes nowhere.
+            let mut again = first.clone();
+            again.id = Some(json!(format!("byre-restart-{}", link.restarts)));
+            let initialized = JsonRpcMessage {
+                jsonrpc: Some("2.0".to_owned()),
+                method: Some("notifications/initialized".to_owned()),
+                ..Default::default()
+            };
+            for message in [again, initialized] {
+                if let Ok(parsed) = to_rmcp(&message) {
+                    let _ = fresh.inbound.send(parsed);
+                }
+            }
+        }
+        tokio::spawn(start(transport));
+        link.inbound = fresh.inbound;
+        link.pending = fresh.pending;
+        tracing::warn!(
+            server = %self.name,
+            restarts = link.restarts,
+            "the MCP server's service had stopped; started again"
+        );
+        true
+    }
+
     /// Hands a notification or response to the service. A `notifications/cancelled` for a
     /// request in flight also answers that request, so that it still gets exactly one answer.
     fn forward(&self, message: JsonRpcMessage) {
+        let link = lock(&self.link);
         if message.method.as_deref() == Some("notifications/cancelled") {
             let cancelled = message.params.as_ref().and_then(|p| p.get("requestId"));
             if let Some(id) = cancelled {
-                if let Some(tx) = lock(&self.pending).waiting.remove(&id.to_string()) {
+                if let Some(tx) = lock(&link.pending).waiting.remove(&id.to_string()) {
                     let _ = tx.send(JsonRpcMessage::error(
                         Some(id.clone()),
                         REQUEST_CANCELLED,
@@ -188,8 +262,14 @@ impl Bridge {
         }
         // A message the service cannot read is dropped: a notification needs no answer.
         if let Ok(parsed) = to_rmcp(&message) {
-            let _ = self.inbound.send(parsed);
+            let _ = link.inbound.send(parsed);
         }
+    }
+
+    /// Whether the service running now has stopped.
+    #[cfg(test)]
+    pub(crate) fn has_stopped(&self) -> bool {
+        lock(&lock(&self.link).pending).stopped
     }
 
     fn stopped(&self, id: Value) -> Result<Value, String> {
@@ -203,7 +283,8 @@ impl Bridge {
 
 /// Cancels a request in the service when its answer is no longer wanted.
 struct Withdraw {
-    bridge: Arc<Bridge>,
+    inbound: mpsc::UnboundedSender<ClientJsonRpcMessage>,
+    pending: Arc<Mutex<Pending>>,
     key: String,
     id: Value,
     armed: bool,
@@ -218,12 +299,7 @@ impl Withdraw {
 
 impl Drop for Withdraw {
     fn drop(&mut self) {
-        if !self.armed
-            || lock(&self.bridge.pending)
-                .waiting
-                .remove(&self.key)
-                .is_none()
-        {
+        if !self.armed || lock(&self.pending).waiting.remove(&self.key).is_none() {
             return;
         }
         let cancel = json!({
@@ -232,8 +308,28 @@ impl Drop for Withdraw {
             "params": {"requestId": self.id, "reason": "the CLI withdrew the request"},
         });
         if let Ok(cancel) = serde_json::from_value(cancel) {
-            let _ = self.bridge.inbound.send(cancel);
+            let _ = self.inbound.send(cancel);
         }
+    }
+}
+
+impl Link {
+    /// A link to a service not started yet, and the transport it is to run on.
+    fn new(outgoing: Outgoing) -> (Link, ControlTransport) {
+        let (inbound, receiver) = mpsc::unbounded_channel();
+        let pending = Arc::new(Mutex::new(Pending::default()));
+        let link = Link {
+            inbound,
+            pending: pending.clone(),
+            initialize: None,
+            restarts: 0,
+        };
+        let transport = ControlTransport {
+            inbound: receiver,
+            pending,
+            outgoing,
+        };
+        (link, transport)
     }
 }
 
@@ -325,7 +421,7 @@ fn from_rmcp(message: &ServerJsonRpcMessage) -> Result<JsonRpcMessage, String> {
     serde_json::from_value(value).map_err(|e| e.to_string())
 }
 
-fn lock(pending: &Mutex<Pending>) -> MutexGuard<'_, Pending> {
-    // The table stays consistent when a holder panics: every change is one map operation.
-    pending.lock().unwrap_or_else(|e| e.into_inner())
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // What it guards stays consistent when a holder panics: every change is one operation.
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

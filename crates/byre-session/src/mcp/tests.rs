@@ -3,7 +3,7 @@
 //! messages, and tools that fail in every way a tool can.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,8 +16,8 @@ use rmcp::{ErrorData, RoleServer};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::bridge::{Bridge, Outgoing, INVALID_REQUEST, REQUEST_CANCELLED};
-use super::{Error, McpServer, Tool, ToolOutput, ToolServer};
+use super::bridge::{Bridge, Outgoing, INVALID_REQUEST, MAX_RESTARTS, REQUEST_CANCELLED};
+use super::{Error, McpServer, Start, Tool, ToolOutput, ToolServer};
 use crate::driver::Options;
 
 const STEP: Duration = Duration::from_secs(10);
@@ -305,6 +305,115 @@ async fn a_server_that_stopped_answers_with_an_internal_error() {
     assert_eq!(later["error"]["code"], JsonRpcMessage::INTERNAL_ERROR);
 }
 
+/// A bridge serving `lookup` that starts its service again when it stops; the count of starts,
+/// and a notify that stops the service running at the time.
+fn restartable() -> (Arc<Bridge>, Arc<AtomicUsize>, Arc<tokio::sync::Notify>) {
+    let starts = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(tokio::sync::Notify::new());
+    let (count, stopper) = (starts.clone(), stop.clone());
+    let start: Start = Arc::new(move |transport| {
+        count.fetch_add(1, Ordering::SeqCst);
+        let stop = stopper.clone();
+        let server = ToolServer::new("byre", [lookup()]).unwrap();
+        Box::pin(async move {
+            let serve = async {
+                if let Ok(running) = rmcp::serve_server(server, transport).await {
+                    let _ = running.waiting().await;
+                }
+            };
+            // Stopping drops the service, with its transport, wherever it is.
+            tokio::select! {
+                _ = serve => {}
+                _ = stop.notified() => {}
+            }
+        })
+    });
+    let outgoing: Outgoing = Arc::new(|_| Box::pin(std::future::ready(Ok(()))));
+    (
+        Arc::new(Bridge::serve("byre", outgoing, start)),
+        starts,
+        stop,
+    )
+}
+
+/// Stops the bridge's service and waits until the bridge knows.
+async fn stop_service(bridge: &Bridge, stop: &tokio::sync::Notify) {
+    stop.notify_one();
+    tokio::time::timeout(STEP, async {
+        while !bridge.has_stopped() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the service stops");
+}
+
+#[tokio::test]
+async fn a_stopped_server_is_started_again_with_the_clis_handshake() {
+    let (bridge, starts, stop) = restartable();
+    handshake(&bridge).await;
+    let first = response(
+        bridge
+            .handle(call(1, "lookup", json!({"word": "byre"})))
+            .await,
+    );
+    assert_eq!(first["result"]["content"][0]["text"], "byre: a cow shed");
+    assert_eq!(starts.load(Ordering::SeqCst), 1);
+
+    // Each time the service stops, the next call starts it again: the new service got the
+    // CLI's handshake first (rmcp refuses a call before it), and the call is answered.
+    for restart in 1..=MAX_RESTARTS {
+        stop_service(&bridge, &stop).await;
+        let id = 1 + restart as i64;
+        let answer = response(
+            bridge
+                .handle(call(id, "lookup", json!({"word": "shed"})))
+                .await,
+        );
+        assert_eq!(answer["id"], id);
+        assert_eq!(answer["result"]["content"][0]["text"], "shed: a cow shed");
+        assert_eq!(starts.load(Ordering::SeqCst), 1 + restart);
+    }
+
+    // Not more often than that: then the server has stopped for good.
+    stop_service(&bridge, &stop).await;
+    let answer = response(
+        bridge
+            .handle(call(9, "lookup", json!({"word": "byre"})))
+            .await,
+    );
+    assert_eq!(answer["id"], 9);
+    assert_eq!(answer["error"]["code"], JsonRpcMessage::INTERNAL_ERROR);
+    assert!(answer["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("has stopped"));
+    assert_eq!(starts.load(Ordering::SeqCst), 1 + MAX_RESTARTS);
+}
+
+#[tokio::test]
+async fn a_server_stopped_before_the_handshake_starts_again_for_the_clis_initialize() {
+    let (bridge, starts, stop) = restartable();
+    stop_service(&bridge, &stop).await;
+    // A call before any handshake cannot be served by a new service.
+    let answer = response(
+        bridge
+            .handle(call(1, "lookup", json!({"word": "byre"})))
+            .await,
+    );
+    assert_eq!(answer["error"]["code"], JsonRpcMessage::INTERNAL_ERROR);
+    assert_eq!(starts.load(Ordering::SeqCst), 1);
+    // The CLI's own handshake starts one.
+    handshake(&bridge).await;
+    assert_eq!(starts.load(Ordering::SeqCst), 2);
+    let answer = response(
+        bridge
+            .handle(call(2, "lookup", json!({"word": "byre"})))
+            .await,
+    );
+    assert_eq!(answer["result"]["content"][0]["text"], "byre: a cow shed");
+}
+
 /// A server whose `announce` tool tells the client that its tools changed and asks it for its
 /// roots.
 #[derive(Clone)]
@@ -575,4 +684,44 @@ fn serve_mcp_declares_the_server_in_the_mcp_config_and_in_initialize() {
         options.initialize.sdk_mcp_servers.as_ref().map(Vec::len),
         Some(2)
     );
+}
+
+/// A server whose handler panics on every call.
+#[derive(Clone)]
+struct Panics;
+
+impl rmcp::ServerHandler for Panics {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    #[allow(deprecated)]
+    async fn call_tool(
+        &self,
+        _request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        panic!("a handler that panics")
+    }
+}
+
+#[tokio::test]
+async fn a_handler_that_panics_is_answered_with_an_error_and_the_server_goes_on() {
+    let outgoing: Outgoing = Arc::new(|_| Box::pin(std::future::ready(Ok(()))));
+    let server = McpServer::rmcp("byre", Panics).unwrap();
+    let bridge = Arc::new(Bridge::serve("byre", outgoing, server.start.clone()));
+    handshake(&bridge).await;
+    for id in [1, 2] {
+        let answer = tokio::time::timeout(STEP, bridge.handle(call(id, "any", json!({}))))
+            .await
+            .expect("an answer, not a wait");
+        let answer = response(answer);
+        assert_eq!(answer["id"], id);
+        assert_eq!(answer["error"]["code"], JsonRpcMessage::INTERNAL_ERROR);
+        assert!(answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("panicked"));
+    }
+    assert!(!bridge.has_stopped());
 }
