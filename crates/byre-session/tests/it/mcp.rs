@@ -1,6 +1,7 @@
 //! In-process MCP servers against the real CLI, offline: a light tool loaded up front and one
-//! deferred behind ToolSearch, failing and slow tools, images and structured content, and an rmcp
-//! `#[tool_router]` server whose own notification reaches the CLI.
+//! deferred behind ToolSearch, failing and slow tools, images and structured content, an rmcp
+//! `#[tool_router]` server whose own notification reaches the CLI, and an rmcp handler that
+//! panics.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -462,6 +463,80 @@ mod vault {
             self.tool_router.call(call).await
         }
     }
+}
+
+/// An rmcp server whose `lookup` tool panics.
+mod panicking {
+    use std::sync::Arc;
+
+    use byre_session::mcp::rmcp::model::{
+        CallToolRequestParams, CallToolResponse, ListToolsResult, PaginatedRequestParams,
+        ServerCapabilities, ServerConfig, Tool,
+    };
+    use byre_session::mcp::rmcp::service::RequestContext;
+    use byre_session::mcp::rmcp::{self, ErrorData, RoleServer};
+    use serde_json::json;
+
+    #[derive(Clone)]
+    pub(super) struct Panics;
+
+    impl rmcp::ServerHandler for Panics {
+        fn get_info(&self) -> ServerConfig {
+            ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        }
+
+        async fn list_tools(
+            &self,
+            _request: Option<PaginatedRequestParams>,
+            _context: RequestContext<RoleServer>,
+        ) -> Result<ListToolsResult, ErrorData> {
+            let schema = json!({"type": "object", "properties": {"word": {"type": "string"}}});
+            let serde_json::Value::Object(schema) = schema else {
+                unreachable!("an object")
+            };
+            Ok(ListToolsResult::with_all_items(vec![Tool::new(
+                "lookup",
+                "Look up a word in the byre dictionary.",
+                Arc::new(schema),
+            )]))
+        }
+
+        #[allow(deprecated)]
+        async fn call_tool(
+            &self,
+            _request: CallToolRequestParams,
+            _context: RequestContext<RoleServer>,
+        ) -> Result<CallToolResponse, ErrorData> {
+            panic!("the dictionary is on fire")
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_rmcp_handler_that_panics_fails_the_call_and_the_turn_goes_on() {
+    let model = FakeModel::start(scenario("sdk_mcp_always_load.json"))
+        .await
+        .unwrap();
+    let (options, _env) = options(&model);
+    let server = McpServer::rmcp("byre", panicking::Panics).unwrap();
+    let (claude, mut events) = Claude::start(options.serve_mcp(server)).await.unwrap();
+    claude.send("please look up byre").unwrap();
+    // The turn ends (the CLI got an answer to its call), and the model read the failure.
+    let (seen, _result) = until_result(&mut events).await;
+    let block = tool_results(&seen)
+        .into_iter()
+        .find(|b| b.tool_use_id == "toolu_lookup_byre")
+        .expect("a tool_result for the call");
+    assert_eq!(block.is_error, Some(true), "{block:?}");
+    let to_model = api_tool_result(
+        &model.message_requests().last().unwrap().body,
+        "toolu_lookup_byre",
+    )
+    .expect("the model got the tool_result");
+    assert!(to_model.to_string().contains("panicked"), "{to_model}");
+    // The server is still there.
+    check_status(&claude, "byre", &["lookup"]).await;
+    claude.close().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
