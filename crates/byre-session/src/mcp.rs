@@ -160,7 +160,9 @@ impl McpServer {
         Self::rmcp_with(name, move || service.clone())
     }
 
-    /// Any rmcp server handler, named `name`, made by `factory` for each session.
+    /// Any rmcp server handler, named `name`, made by `factory` for each session, and again
+    /// when a session starts the server's stopped service again (see the module
+    /// documentation).
     pub fn rmcp_with<S, F>(name: &str, factory: F) -> Result<Self, Error>
     where
         S: rmcp::ServerHandler,

@@ -165,11 +165,13 @@ impl Bridge {
             if lock(&link.pending).stopped && !self.restart(&mut link, initialize) {
                 return Box::pin(ready(self.stopped(id)));
             }
-            if initialize {
-                link.initialize = Some(message);
-            }
             let answer = {
                 let mut pending = lock(&link.pending);
+                // The service may have stopped since the check above; its table is cleared
+                // then, and a request put in it now would never be answered.
+                if pending.stopped {
+                    return Box::pin(ready(self.stopped(id)));
+                }
                 if pending.waiting.contains_key(&key) {
                     return Box::pin(ready(reply(JsonRpcMessage::error(
                         Some(id),
@@ -181,6 +183,9 @@ impl Bridge {
                 pending.waiting.insert(key.clone(), tx);
                 rx
             };
+            if initialize {
+                link.initialize = Some(message);
+            }
             if link.inbound.send(parsed).is_err() {
                 lock(&link.pending).waiting.remove(&key);
                 return Box::pin(ready(self.stopped(id)));
@@ -216,12 +221,11 @@ impl Bridge {
             return false;
         }
         let (fresh, transport) = Link::new(self.outgoing.clone());
-        link.restarts += 1;
         if let (false, Some(first)) = (initialize, &link.initialize) {
             // The handshake again, under an id of its own: its answer matches no request in
             // flight and goes nowhere.
             let mut again = first.clone();
-            again.id = Some(json!(format!("byre-restart-{}", link.restarts)));
+            again.id = Some(json!(format!("byre-restart-{}", link.restarts + 1)));
             let initialized = JsonRpcMessage {
                 jsonrpc: Some("2.0".to_owned()),
                 method: Some("notifications/initialized".to_owned()),
@@ -233,7 +237,15 @@ impl Bridge {
                 }
             }
         }
-        tokio::spawn(start(transport));
+        // Starting calls the server's factory: a panic there leaves the server stopped.
+        let Ok(service) =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| start(transport)))
+        else {
+            tracing::warn!(server = %self.name, "the MCP server could not be started again");
+            return false;
+        };
+        tokio::spawn(service);
+        link.restarts += 1;
         link.inbound = fresh.inbound;
         link.pending = fresh.pending;
         tracing::warn!(
@@ -264,6 +276,13 @@ impl Bridge {
         if let Ok(parsed) = to_rmcp(&message) {
             let _ = link.inbound.send(parsed);
         }
+    }
+
+    /// Closes the service's inbound side, as when the CLI goes: the service ends.
+    #[cfg(test)]
+    pub(crate) fn close_service(&self) {
+        let (closed, _) = mpsc::unbounded_channel();
+        lock(&self.link).inbound = closed;
     }
 
     /// Whether the service running now has stopped.
@@ -389,7 +408,12 @@ impl rmcp::transport::Transport<RoleServer> for ControlTransport {
     }
 
     async fn close(&mut self) -> Result<(), TransportError> {
+        // The service is done: what comes now is not read, and the next request starts it
+        // again.
         self.inbound.close();
+        let mut pending = lock(&self.pending);
+        pending.stopped = true;
+        pending.waiting.clear();
         Ok(())
     }
 }
@@ -398,6 +422,7 @@ impl Drop for ControlTransport {
     /// The service has stopped: requests in flight are answered with an error, later ones at
     /// once.
     fn drop(&mut self) {
+        self.inbound.close();
         let mut pending = lock(&self.pending);
         pending.stopped = true;
         pending.waiting.clear();

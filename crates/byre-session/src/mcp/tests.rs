@@ -392,6 +392,43 @@ async fn a_stopped_server_is_started_again_with_the_clis_handshake() {
 }
 
 #[tokio::test]
+async fn a_server_that_cannot_be_started_again_stays_stopped() {
+    let starts = Arc::new(AtomicUsize::new(0));
+    let count = starts.clone();
+    // Its factory panics from the second start on.
+    let start: Start = Arc::new(move |transport| {
+        assert_eq!(count.fetch_add(1, Ordering::SeqCst), 0, "the factory fails");
+        let server = ToolServer::new("byre", [lookup()]).unwrap();
+        Box::pin(async move {
+            if let Ok(running) = rmcp::serve_server(server, transport).await {
+                let _ = running.waiting().await;
+            }
+        })
+    });
+    let outgoing: Outgoing = Arc::new(|_| Box::pin(std::future::ready(Ok(()))));
+    let bridge = Arc::new(Bridge::serve("byre", outgoing, start));
+    handshake(&bridge).await;
+    // The CLI ends the service by closing its side: rmcp stops.
+    bridge.close_service();
+    tokio::time::timeout(STEP, async {
+        while !bridge.has_stopped() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the service stops");
+    for id in [1, 2] {
+        let answer = response(
+            bridge
+                .handle(call(id, "lookup", json!({"word": "byre"})))
+                .await,
+        );
+        assert_eq!(answer["error"]["code"], JsonRpcMessage::INTERNAL_ERROR);
+    }
+    assert_eq!(starts.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test]
 async fn a_server_stopped_before_the_handshake_starts_again_for_the_clis_initialize() {
     let (bridge, starts, stop) = restartable();
     stop_service(&bridge, &stop).await;
