@@ -339,6 +339,11 @@ fn restartable() -> (Arc<Bridge>, Arc<AtomicUsize>, Arc<tokio::sync::Notify>) {
 /// Stops the bridge's service and waits until the bridge knows.
 async fn stop_service(bridge: &Bridge, stop: &tokio::sync::Notify) {
     stop.notify_one();
+    wait_stopped(bridge).await;
+}
+
+/// Waits until the bridge knows that its service has stopped.
+async fn wait_stopped(bridge: &Bridge) {
     tokio::time::timeout(STEP, async {
         while !bridge.has_stopped() {
             tokio::time::sleep(Duration::from_millis(5)).await;
@@ -410,13 +415,7 @@ async fn a_server_that_cannot_be_started_again_stays_stopped() {
     handshake(&bridge).await;
     // The CLI ends the service by closing its side: rmcp stops.
     bridge.close_service();
-    tokio::time::timeout(STEP, async {
-        while !bridge.has_stopped() {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    })
-    .await
-    .expect("the service stops");
+    wait_stopped(&bridge).await;
     for id in [1, 2] {
         let answer = response(
             bridge
