@@ -1319,8 +1319,20 @@ impl Driver {
             let Ok(bytes) = byre_transport::encode_line(&line) else {
                 continue;
             };
-            let text = &bytes[..bytes.len() - 1];
-            if let Some(t) = &mut self.transcript {
+            if out.is_empty() {
+                out = bytes;
+            } else {
+                out.extend_from_slice(&bytes);
+            }
+        }
+        if out.is_empty() {
+            return;
+        }
+        self.write_line(&out).await;
+        // Recorded once written, as sent or not (JSON text holds no raw newline, so the
+        // newlines split the lines again).
+        if let Some(t) = &mut self.transcript {
+            for text in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
                 let _ = match self.writer {
                     Some(_) => t.record_send_message(text),
                     None => t.record_note(&format!(
@@ -1329,14 +1341,6 @@ impl Driver {
                     )),
                 };
             }
-            if out.is_empty() {
-                out = bytes;
-            } else {
-                out.extend_from_slice(&bytes);
-            }
-        }
-        if !out.is_empty() {
-            self.write_line(&out).await;
         }
     }
 
