@@ -1289,8 +1289,9 @@ impl Driver {
     }
 
     async fn flush_transmit(&mut self) {
-        // The lines waiting now go out in one write.
+        // The lines waiting now go out in one write; `ends` marks where each one ends.
         let mut out = Vec::new();
+        let mut ends = Vec::new();
         while let Some(line) = self.session.poll_transmit() {
             if let byre_proto::HostMessage::ControlRequest(request) = &line {
                 let subtype = request.request.tag().unwrap_or("?");
@@ -1319,20 +1320,18 @@ impl Driver {
             let Ok(bytes) = byre_transport::encode_line(&line) else {
                 continue;
             };
-            if out.is_empty() {
-                out = bytes;
-            } else {
-                out.extend_from_slice(&bytes);
-            }
+            out.extend_from_slice(&bytes);
+            ends.push(out.len());
         }
         if out.is_empty() {
             return;
         }
         self.write_line(&out).await;
-        // Recorded once written, as sent or not (JSON text holds no raw newline, so the
-        // newlines split the lines again).
+        // Recorded once written, as sent or not.
         if let Some(t) = &mut self.transcript {
-            for text in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            let starts = std::iter::once(0).chain(ends.iter().copied());
+            for (start, end) in starts.zip(ends.iter().copied()) {
+                let text = &out[start..end - 1];
                 let _ = match self.writer {
                     Some(_) => t.record_send_message(text),
                     None => t.record_note(&format!(

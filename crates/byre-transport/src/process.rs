@@ -431,10 +431,14 @@ pub fn exit_hint(stderr: &str) -> Option<&'static str> {
 fn resize_pipe(pipe: &ChildStdout, size: usize) {
     use nix::fcntl::{fcntl, FcntlArg};
     use std::os::fd::AsRawFd;
-    let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
-        .ok()
-        .and_then(|text| text.trim().parse::<usize>().ok())
-        .unwrap_or(1 << 20);
+    // Read once: it is a system setting.
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let max = *MAX.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+            .ok()
+            .and_then(|text| text.trim().parse::<usize>().ok())
+            .unwrap_or(1 << 20)
+    });
     let size = i32::try_from(size.min(max)).unwrap_or(i32::MAX);
     let _ = fcntl(pipe.as_raw_fd(), FcntlArg::F_SETPIPE_SZ(size));
 }

@@ -7,9 +7,10 @@
 //! for the answer. When the service has stopped, the next request of the CLI starts it again
 //! (at most [`MAX_RESTARTS`] times a session): the new service first gets the CLI's own
 //! `initialize` request again and `notifications/initialized`, so that it is ready for the
-//! request, and the CLI, which knows nothing of the restart, goes on as before. [`ControlTransport`] is the rmcp transport on the other side: `receive` reads
-//! the CLI's messages, `send` either answers a request in flight or sends a message of the
-//! server's own to the CLI.
+//! request, and the CLI, which knows nothing of the restart, goes on as before.
+//! [`ControlTransport`] is the rmcp transport on the other side: `receive` reads the CLI's
+//! messages, `send` either answers a request in flight or sends a message of the server's own
+//! to the CLI.
 
 use std::collections::HashMap;
 use std::future::{ready, Future};
@@ -55,7 +56,8 @@ pub(crate) struct Bridge {
     link: Mutex<Link>,
 }
 
-/// The service running now: its inbound channel and the CLI's requests in flight there.
+/// The service running now (its inbound channel and the CLI's requests in flight there), and
+/// what starting it again needs: the CLI's handshake, and how often it was started again.
 struct Link {
     inbound: mpsc::UnboundedSender<ClientJsonRpcMessage>,
     pending: Arc<Mutex<Pending>>,
