@@ -1,0 +1,380 @@
+//! Options: how to start a session, and the handlers it serves.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::claude::Command;
+use super::error::Error;
+use byre_proto::{
+    CliRequest, HookEvent, HookInput, HookOutput, HostRequest, InitializeRequest, RawJson,
+};
+use byre_transport::{Launch, ProcessOptions};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+/// A hook handler: the hook's input and the tool call id, answered with the hook's output or
+/// an error message.
+pub type HookHandler = Arc<
+    dyn Fn(
+            HookInput,
+            Option<String>,
+        ) -> Pin<Box<dyn Future<Output = Result<HookOutput, String>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// A handler for any other CLI request (`can_use_tool`, `mcp_message`, `elicitation`,
+/// `request_user_dialog`): the request, answered with its success payload or an error.
+pub type RequestHandler = Arc<
+    dyn Fn(CliRequest) -> Pin<Box<dyn Future<Output = Result<Value, String>> + Send>> + Send + Sync,
+>;
+
+/// How to start a session.
+#[derive(Clone, Default)]
+pub struct Options {
+    /// How to launch the CLI (argv and environment).
+    pub launch: Launch,
+    /// The initialize request (hooks are added from [`Options::hook`]).
+    pub initialize: InitializeRequest,
+    /// Process settings (stderr buffer, shutdown grace).
+    pub process: ProcessOptions,
+    /// The longest line accepted from the CLI; 64 MiB by default.
+    pub max_line: Option<usize>,
+    /// Events buffered before reading from the CLI pauses; 256 by default. The stream hands
+    /// them over in batches, so up to twice this many wait at once (the queue, and the batch
+    /// the consumer took), plus the events of the batch of lines being handed over.
+    pub event_buffer: Option<usize>,
+    /// Writes a transcript here (see the module documentation).
+    pub transcript: Option<PathBuf>,
+    /// Keeps `stream_event` lines in the transcript (left out by default: they are most of its
+    /// size).
+    pub transcript_stream_events: bool,
+    /// Starts the transcript with two notes: the CLI's argv and its working directory. Off by
+    /// default, as the argv holds `--settings` and `--mcp-config`, which may carry secrets.
+    pub transcript_launch: bool,
+    /// How long `initialize` and other requests may take; 60 s by default.
+    pub request_timeout: Option<Duration>,
+    /// How long a handler may take to answer one of the CLI's requests (hook, permission
+    /// prompt, MCP message, ...) before the CLI gets an error answer and the handler is
+    /// stopped. No limit by default: a permission prompt may wait for a person.
+    pub handler_timeout: Option<Duration>,
+    pub(super) hooks: Vec<(HookEvent, Option<String>, HookHandler)>,
+    pub(super) handlers: HashMap<&'static str, RequestHandler>,
+    pub(super) mcp_servers: Vec<String>,
+    pub(super) questions: Option<RequestHandler>,
+    /// In-process MCP servers started afresh for each session: the handler of `mcp_message`
+    /// for that server is built at start, given the session's [`Outbox`].
+    pub(super) mcp_factories: Vec<(String, McpHandlerFactory)>,
+}
+
+/// Builds the `mcp_message` handler of one in-process MCP server for a new session.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub(crate) type McpHandlerFactory = Arc<dyn Fn(Outbox) -> RequestHandler + Send + Sync>;
+
+/// Sends host requests from the session's own handlers (an in-process MCP server's own
+/// messages). It does not keep the session alive: once every [`Claude`] handle is gone and the
+/// driver has stopped, sending fails.
+#[derive(Clone, Debug)]
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub(crate) struct Outbox {
+    pub(super) commands: mpsc::WeakUnboundedSender<Command>,
+}
+
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+impl Outbox {
+    /// Sends `request`; the receiver gets its answer. `None` when the session has ended.
+    pub(crate) fn request(
+        &self,
+        request: HostRequest,
+    ) -> Option<oneshot::Receiver<Result<Option<RawJson>, Error>>> {
+        let commands = self.commands.upgrade()?;
+        let (tx, rx) = oneshot::channel();
+        commands.send(Command::Request(request, None, tx)).ok()?;
+        Some(rx)
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("launch", &self.launch)
+            .field("hooks", &self.hooks.len())
+            .field("handlers", &self.handlers.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Options {
+    /// Options with every default.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers a hook handler for `event`, for tools matching `matcher` (all when `None`).
+    /// Callback ids are `hook_0`, `hook_1`, ... in registration order.
+    pub fn hook<F, Fut>(mut self, event: HookEvent, matcher: Option<&str>, handler: F) -> Self
+    where
+        F: Fn(HookInput, Option<String>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<HookOutput, String>> + Send + 'static,
+    {
+        let handler: HookHandler = Arc::new(move |input, id| Box::pin(handler(input, id)));
+        self.hooks
+            .push((event, matcher.map(str::to_owned), handler));
+        self
+    }
+
+    /// Answers `can_use_tool` (and starts the CLI with `--permission-prompt-tool stdio`).
+    pub fn can_use_tool<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(byre_proto::CanUseToolRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<byre_proto::PermissionResult, String>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        self.handlers.insert(
+            "can_use_tool",
+            Arc::new(move |request| {
+                let handler = handler.clone();
+                Box::pin(async move {
+                    let CliRequest::CanUseTool(request) = request else {
+                        return Err("not a can_use_tool request".to_owned());
+                    };
+                    let result = handler(request).await?;
+                    serde_json::to_value(result).map_err(|e| e.to_string())
+                })
+            }),
+        );
+        self.launch.permission_prompt_tool = Some("stdio".into());
+        self
+    }
+
+    /// Answers the model's `AskUserQuestion` calls: `handler` gets the questions and returns
+    /// the answers (question text → answer; several choices as their labels joined with
+    /// `", "`), which the model reads as the tool's result; an error denies the call with that
+    /// message. Permission prompts for other tools go to the [`Options::can_use_tool`]
+    /// handler, and are denied when there is none. Starts the CLI with
+    /// `--permission-prompt-tool stdio`, which is what makes the CLI offer the tool.
+    pub fn ask_user_question<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(byre_proto::AskUserQuestionInput) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<(String, String)>, String>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        self.questions = Some(Arc::new(move |request| {
+            let handler = handler.clone();
+            Box::pin(async move {
+                let CliRequest::CanUseTool(request) = request else {
+                    return Err("not a can_use_tool request".to_owned());
+                };
+                let input = match byre_proto::AskUserQuestionInput::from_request(&request) {
+                    Some(Ok(input)) => input,
+                    Some(Err(e)) => return Err(format!("the questions do not decode: {e}")),
+                    None => return Err("not an AskUserQuestion call".to_owned()),
+                };
+                let result = match handler(input.clone()).await {
+                    Ok(answers) => input.answered(answers),
+                    Err(message) => byre_proto::PermissionResult::deny(message),
+                };
+                serde_json::to_value(result).map_err(|e| e.to_string())
+            })
+        }));
+        self.launch.permission_prompt_tool = Some("stdio".into());
+        self
+    }
+
+    /// Answers `elicitation` requests (an MCP server asks the user to fill in a form or open
+    /// a URL). Without a handler they are declined.
+    pub fn elicitation<F, Fut>(self, handler: F) -> Self
+    where
+        F: Fn(byre_proto::ElicitationRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<byre_proto::ElicitationResponse, String>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        self.handler(
+            "elicitation",
+            Arc::new(move |request| {
+                let handler = handler.clone();
+                Box::pin(async move {
+                    let CliRequest::Elicitation(request) = request else {
+                        return Err("not an elicitation request".to_owned());
+                    };
+                    let answer = handler(request).await?;
+                    serde_json::to_value(answer).map_err(|e| e.to_string())
+                })
+            }),
+        )
+    }
+
+    /// Answers `request_user_dialog` requests (a dialog of a kind declared in
+    /// `initialize.supportedDialogKinds`). Without a handler they get an error.
+    pub fn user_dialog<F, Fut>(self, handler: F) -> Self
+    where
+        F: Fn(byre_proto::UserDialogRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<byre_proto::UserDialogResponse, String>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        self.handler(
+            "request_user_dialog",
+            Arc::new(move |request| {
+                let handler = handler.clone();
+                Box::pin(async move {
+                    let CliRequest::RequestUserDialog(request) = request else {
+                        return Err("not a request_user_dialog request".to_owned());
+                    };
+                    let answer = handler(request).await?;
+                    serde_json::to_value(answer).map_err(|e| e.to_string())
+                })
+            }),
+        )
+    }
+
+    /// Serves the in-process MCP server `name`: `handler` gets each `mcp_message` request and
+    /// returns the `{"mcp_response": ...}` payload. The server is declared in `--mcp-config`
+    /// with `alwaysLoad` as given.
+    pub fn mcp_server(mut self, name: &str, always_load: bool, handler: RequestHandler) -> Self {
+        self.launch.sdk_servers.push(byre_transport::SdkServer {
+            name: name.to_owned(),
+            always_load,
+        });
+        self.mcp_servers.push(name.to_owned());
+        self.handlers.insert(
+            "mcp_message",
+            route_mcp(self.handlers.get("mcp_message").cloned(), name, handler),
+        );
+        self
+    }
+
+    /// Declares the in-process MCP server `name` (in `--mcp-config`, with `alwaysLoad` as given)
+    /// whose `mcp_message` handler `factory` builds afresh for each session; it replaces an
+    /// earlier one of the same name declared this way.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn mcp_server_per_session(
+        mut self,
+        name: &str,
+        always_load: bool,
+        factory: McpHandlerFactory,
+    ) -> Self {
+        self.launch.sdk_servers.retain(|s| s.name != name);
+        self.mcp_factories.retain(|(n, _)| n != name);
+        self.launch.sdk_servers.push(byre_transport::SdkServer {
+            name: name.to_owned(),
+            always_load,
+        });
+        self.mcp_servers.push(name.to_owned());
+        self.mcp_factories.push((name.to_owned(), factory));
+        self
+    }
+
+    /// Answers another CLI request subtype (`elicitation`, `request_user_dialog`).
+    pub fn handler(mut self, subtype: &'static str, handler: RequestHandler) -> Self {
+        self.handlers.insert(subtype, handler);
+        self
+    }
+
+    /// Continues session `session_id` (`--resume=`): the same id, the whole conversation.
+    /// Resuming works from any working directory, with the same `HOME`.
+    pub fn resume(mut self, session_id: impl Into<String>) -> Self {
+        self.launch.resume = Some(session_id.into());
+        self
+    }
+
+    /// Forks session `session_id` at the message with uuid `at` (an `assistant` or `user` line's
+    /// `uuid`) into a new session, running in `cwd`: the conversation is kept up to and
+    /// including that message, the original session is untouched. Returns the options and the
+    /// new session's id.
+    pub fn fork(
+        mut self,
+        session_id: impl Into<String>,
+        at: impl Into<String>,
+        cwd: impl Into<PathBuf>,
+    ) -> (Self, String) {
+        let new_id = new_session_id();
+        self.launch.resume = Some(session_id.into());
+        self.launch.resume_session_at = Some(at.into());
+        self.launch.fork_session = true;
+        self.launch.session_id = Some(new_id.clone());
+        self.launch.cwd = Some(cwd.into());
+        (self, new_id)
+    }
+}
+
+/// The transcript note of the argv: `argv: ["/path/to/claude","--output-format",...]`.
+pub(super) fn launch_note(program: &std::path::Path, launch: &Launch) -> String {
+    let mut argv = vec![program.to_string_lossy().into_owned()];
+    argv.extend(
+        launch
+            .args()
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned()),
+    );
+    format!("argv: {}", Value::from(argv))
+}
+
+/// A random version-4 UUID, for a new session id (`Launch::session_id`, `--session-id`).
+pub fn new_session_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    // Two independently seeded hashers give 128 random bits without another dependency.
+    let mut bytes = [0u8; 16];
+    for half in bytes.chunks_mut(8) {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or_default(),
+        );
+        half.copy_from_slice(&hasher.finish().to_le_bytes());
+    }
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+/// Routes `AskUserQuestion` permission prompts to `questions`, others to `permissions` (denied
+/// when there is none).
+pub(super) fn route_questions(
+    questions: RequestHandler,
+    permissions: Option<RequestHandler>,
+) -> RequestHandler {
+    Arc::new(move |request| match &request {
+        CliRequest::CanUseTool(r) if r.tool_name == byre_proto::ASK_USER_QUESTION => {
+            questions(request)
+        }
+        _ => match &permissions {
+            Some(permissions) => permissions(request),
+            None => Box::pin(async {
+                serde_json::to_value(byre_proto::PermissionResult::deny(
+                    "this host answers only AskUserQuestion",
+                ))
+                .map_err(|e| e.to_string())
+            }),
+        },
+    })
+}
+
+/// Routes `mcp_message` requests for `name` to `handler`, others to `rest`.
+pub(super) fn route_mcp(
+    rest: Option<RequestHandler>,
+    name: &str,
+    handler: RequestHandler,
+) -> RequestHandler {
+    let name = name.to_owned();
+    Arc::new(move |request| match &request {
+        CliRequest::McpMessage(m) if m.server_name == name => handler(request),
+        _ => match &rest {
+            Some(rest) => rest(request),
+            None => Box::pin(async { Err("no MCP server of that name".to_owned()) }),
+        },
+    })
+}
