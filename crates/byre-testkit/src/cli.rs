@@ -4,16 +4,17 @@
 //!
 //! 1. `BYRE_CLAUDE_BIN`: a binary chosen by the caller. It must exist and be executable; its
 //!    version is not checked, so a different CLI can be tried on purpose.
-//! 2. `<install dir>/node_modules/.bin/claude`, where the install dir is `BYRE_CLI_DIR` or
-//!    `<project root>/.cli`, the project root being the nearest folder holding `Cargo.lock`
-//!    above `CARGO_MANIFEST_DIR` (or the current directory). It is used when its
-//!    `--version` is [`PINNED_CLI_VERSION`].
+//! 2. `<install dir>/node_modules/.bin/claude`, the install dir being the one
+//!    [`install_dir`] names: `BYRE_CLI_DIR`, the byre repository's `.cli` folder when run
+//!    inside that repository, else a per-user cache folder (`$XDG_CACHE_HOME/byre/cli` or
+//!    `$HOME/.cache/byre/cli`). It is used when its `--version` is [`PINNED_CLI_VERSION`].
 //! 3. Otherwise the pinned package is installed there with npm, and checked again.
 //!
 //! Installs are serialised across processes with a lock file in the install dir, so test
 //! binaries running in parallel run npm once. Every failure is a [`ProvisionError`] that says
 //! what to do; nothing is silently skipped.
 
+use std::ffi::OsString;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -91,11 +92,15 @@ pub enum ProvisionError {
         detail: String,
     },
     /// No `Cargo.lock` above the start folder.
-    #[error("could not find the project root: no Cargo.lock in {start} or above it; set BYRE_CLI_DIR to choose where the CLI is installed")]
+    #[error("could not find the project root: no Cargo.lock in {start} or above it")]
     NoProjectRoot {
         /// Where the search started.
         start: PathBuf,
     },
+    /// Neither `BYRE_CLI_DIR`, the byre repository, `XDG_CACHE_HOME` nor `HOME` gives a
+    /// folder to install the CLI in.
+    #[error("no folder to install the CLI in: this is not the byre repository and neither BYRE_CLI_DIR, XDG_CACHE_HOME nor HOME is set; set BYRE_CLI_DIR to choose one")]
+    NoInstallDir,
     /// A file-system error.
     #[error("{what}: {source}")]
     Io {
@@ -194,12 +199,63 @@ pub fn cli_version(bin: &Path) -> Result<String, ProvisionError> {
     Ok(word.to_string())
 }
 
-/// The folder the pinned CLI is installed in: `BYRE_CLI_DIR`, or `<project root>/.cli`.
+/// The folder the pinned CLI is installed in, the first of:
+///
+/// 1. `BYRE_CLI_DIR`, when set and not empty;
+/// 2. `<project root>/.cli` when the [`project_root`] is the byre repository itself (it holds
+///    `crates/byre-testkit/Cargo.toml`), so byre's own tests and `cargo xtask` keep the CLI
+///    next to the code;
+/// 3. `$XDG_CACHE_HOME/byre/cli`, when `XDG_CACHE_HOME` is an absolute path;
+/// 4. `$HOME/.cache/byre/cli`, when `HOME` is set and not empty.
+///
+/// Other projects testing with byre-testkit thus share one install per user, and nothing is
+/// written into their source tree. Fails with [`ProvisionError::NoInstallDir`] when none of
+/// these applies.
 pub fn install_dir() -> Result<PathBuf, ProvisionError> {
-    if let Some(dir) = std::env::var_os("BYRE_CLI_DIR").filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(dir));
+    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let cli_dir = env("BYRE_CLI_DIR");
+    // Look for the repository only when BYRE_CLI_DIR does not decide.
+    let repository = match cli_dir {
+        Some(_) => None,
+        None => byre_repository(),
+    };
+    choose_install_dir(
+        cli_dir,
+        repository.as_deref(),
+        env("XDG_CACHE_HOME"),
+        env("HOME"),
+    )
+    .ok_or(ProvisionError::NoInstallDir)
+}
+
+/// [`install_dir`]'s choice, from `BYRE_CLI_DIR`, the byre repository's root (if inside it),
+/// `XDG_CACHE_HOME` and `HOME`.
+fn choose_install_dir(
+    cli_dir: Option<OsString>,
+    repository: Option<&Path>,
+    xdg_cache_home: Option<OsString>,
+    home: Option<OsString>,
+) -> Option<PathBuf> {
+    if let Some(dir) = cli_dir.filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
     }
-    Ok(project_root()?.join(".cli"))
+    if let Some(root) = repository {
+        return Some(root.join(".cli"));
+    }
+    // The XDG base directory specification says to ignore a relative path.
+    let cache = match xdg_cache_home.map(PathBuf::from) {
+        Some(dir) if dir.is_absolute() => dir,
+        _ => PathBuf::from(home.filter(|h| !h.is_empty())?).join(".cache"),
+    };
+    Some(cache.join("byre").join("cli"))
+}
+
+/// The root of the byre repository, when the [`project_root`] is that repository (it holds
+/// `crates/byre-testkit/Cargo.toml`); `None` for any other project, or outside one.
+pub(crate) fn byre_repository() -> Option<PathBuf> {
+    project_root()
+        .ok()
+        .filter(|root| root.join("crates/byre-testkit/Cargo.toml").is_file())
 }
 
 /// The nearest folder holding `Cargo.lock`, at or above `CARGO_MANIFEST_DIR` (read at run
@@ -401,5 +457,56 @@ fn lock_is_stale(path: &Path) -> bool {
         // Written but not yet holding a pid: give the writer a moment.
         None => age > Duration::from_secs(10),
         Some(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(s: &str) -> Option<OsString> {
+        Some(OsString::from(s))
+    }
+
+    #[test]
+    fn byre_cli_dir_comes_first() {
+        assert_eq!(
+            choose_install_dir(os("/x/cli"), Some(Path::new("/repo")), os("/c"), os("/h")),
+            Some(PathBuf::from("/x/cli"))
+        );
+    }
+
+    #[test]
+    fn inside_the_repository_the_cli_goes_to_its_dot_cli() {
+        assert_eq!(
+            choose_install_dir(None, Some(Path::new("/repo")), os("/c"), os("/h")),
+            Some(PathBuf::from("/repo/.cli"))
+        );
+    }
+
+    #[test]
+    fn elsewhere_the_cli_goes_to_the_user_cache() {
+        assert_eq!(
+            choose_install_dir(None, None, os("/c"), os("/h")),
+            Some(PathBuf::from("/c/byre/cli"))
+        );
+        assert_eq!(
+            choose_install_dir(None, None, None, os("/h")),
+            Some(PathBuf::from("/h/.cache/byre/cli"))
+        );
+        // A relative XDG_CACHE_HOME is ignored, as the specification says.
+        assert_eq!(
+            choose_install_dir(None, None, os("rel"), os("/h")),
+            Some(PathBuf::from("/h/.cache/byre/cli"))
+        );
+        assert_eq!(choose_install_dir(None, None, os("rel"), None), None);
+        assert_eq!(choose_install_dir(os(""), None, None, os("")), None);
+    }
+
+    #[test]
+    fn this_crate_runs_inside_the_byre_repository() {
+        // Its tests run from the repository (cargo sets CARGO_MANIFEST_DIR for them).
+        let root = byre_repository().expect("the byre repository");
+        assert!(root.join("crates/byre-testkit/src/cli.rs").is_file());
     }
 }

@@ -7,11 +7,23 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// The recorded transcripts of the repository (`testdata/transcripts`).
+/// The recorded transcripts of the byre repository (`testdata/transcripts`).
+///
+/// They are not part of the published crate: outside a checkout of the byre repository (found
+/// as the [`install_dir`](crate::install_dir) does), this fails with
+/// [`io::ErrorKind::NotFound`]. Other projects read transcripts of their own with
+/// [`recv_lines`] and [`CorpusStream::repeat`].
 pub fn transcripts_dir() -> io::Result<PathBuf> {
-    crate::project_root()
+    crate::cli::byre_repository()
         .map(|root| root.join("testdata").join("transcripts"))
-        .map_err(io::Error::other)
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                "the recorded transcripts (testdata/transcripts) are in the byre repository \
+                 (https://github.com/byre-rs/byre), not in the published crate: run inside a \
+                 checkout of it, or read transcripts of your own with `recv_lines`",
+            )
+        })
 }
 
 /// Every `recv` message of the transcripts under `dir` (searched recursively, files in name
@@ -84,7 +96,8 @@ impl CorpusStream {
         }
     }
 
-    /// The corpus of the repository's transcripts, repeated past `min_bytes`.
+    /// The corpus of the byre repository's transcripts, repeated past `min_bytes`; see
+    /// [`transcripts_dir`] for where they are found.
     pub fn from_transcripts(min_bytes: usize) -> io::Result<CorpusStream> {
         Ok(CorpusStream::repeat(
             &recv_lines(&transcripts_dir()?)?,
