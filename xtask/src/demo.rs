@@ -75,15 +75,8 @@ pub(crate) fn run() -> Result<bool, String> {
 }
 
 /// The demo's additions to the session: the offline environment, the MCP server and the hook.
-fn demo_options(mut options: Options, env: &ClaudeEnv) -> Options {
-    for (name, value) in env.vars() {
-        options.launch.env.push((name.into(), value.into()));
-    }
-    options
-        .launch
-        .env_remove
-        .extend(env.removed().iter().cloned());
-    options.serve_mcp(dictionary()).hook(
+fn demo_options(options: Options, env: &ClaudeEnv) -> Options {
+    env.apply_options(options).serve_mcp(dictionary()).hook(
         HookEvent::PRE_TOOL_USE,
         Some("Bash"),
         |input, _id| async move {

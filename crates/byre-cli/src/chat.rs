@@ -53,9 +53,7 @@ pub(crate) async fn chat(
     let options = setup.apply(args.options(program.clone())?);
     let mut interrupts = Interrupts::listen();
     let mut renderer = Renderer::new(args.output);
-    let Some((mut claude, mut events)) =
-        start(options, args.resume.as_deref(), &mut interrupts).await?
-    else {
+    let Some((mut claude, mut events)) = start(options, &mut interrupts).await? else {
         return Ok(ExitCode::from(QUIT_STATUS));
     };
     let mut editor = Editor::spawn(history)?;
@@ -109,7 +107,7 @@ pub(crate) async fn chat(
                         base.transcript = Some(fork_transcript(path, forks));
                     }
                     let (options, new_id) = base.fork(&session, &at, args.working_dir()?);
-                    match start(setup.apply(options), Some(&session), &mut interrupts).await? {
+                    match start(setup.apply(options), &mut interrupts).await? {
                         Some((fork, fork_events)) => {
                             claude = fork;
                             events = fork_events;

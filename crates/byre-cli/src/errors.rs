@@ -99,39 +99,22 @@ impl CliError {
         }
     }
 
-    /// The error for a session that did not start, recognised from what the CLI said.
-    pub(crate) fn from_start(error: SessionError, resume: Option<&str>) -> CliError {
+    /// The error for a session that did not start, from the session's typed error.
+    pub(crate) fn from_start(error: SessionError) -> CliError {
         match error {
-            SessionError::Launch(text) => classify_launch(text, resume),
-            // The CLI wrote something, then exited before answering `initialize`.
-            SessionError::Request {
-                subtype,
-                failure: byre_session::session::RequestFailure::Exited(text),
-            } if subtype == "initialize" => classify_launch(text, resume),
+            SessionError::Launch(launch) => match &*launch {
+                LaunchError::NotFound { looked } => CliError::NotFound {
+                    looked: looked.clone(),
+                },
+                LaunchError::RootBypass { .. } => CliError::RootBypass,
+                other => CliError::Launch(other.to_string()),
+            },
+            SessionError::UnknownSession { session_id, .. } => {
+                CliError::UnknownSession { id: session_id }
+            }
             other => CliError::Session(other),
         }
     }
-}
-
-/// Recognises the CLI's own start-up messages (its stderr, kept in the launch error).
-fn classify_launch(text: String, resume: Option<&str>) -> CliError {
-    if text.contains("cannot be used with root/sudo privileges") {
-        return CliError::RootBypass;
-    }
-    if text.contains("No conversation found with session ID") {
-        return CliError::UnknownSession {
-            id: resume.unwrap_or("?").to_owned(),
-        };
-    }
-    if is_login_message(&text) {
-        return CliError::NotLoggedIn;
-    }
-    CliError::Launch(text)
-}
-
-/// Whether a text is the CLI's "not logged in" message.
-pub(crate) fn is_login_message(text: &str) -> bool {
-    text.contains("Not logged in") || text.contains("Please run /login")
 }
 
 #[cfg(test)]
@@ -139,22 +122,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn start_up_messages_are_recognised() {
-        let root = classify_launch(
-            "the CLI exited (exit status: 1) before its first line; stderr: \
-             --dangerously-skip-permissions cannot be used with root/sudo privileges for \
-             security reasons"
-                .into(),
-            None,
-        );
-        assert!(matches!(root, CliError::RootBypass));
-        let unknown = classify_launch(
-            "exit 1; stderr: No conversation found with session ID: 1234".into(),
-            Some("1234"),
-        );
+    fn start_up_failures_are_told_apart_by_variant() {
+        let unknown = CliError::from_start(SessionError::UnknownSession {
+            session_id: "1234".into(),
+            message: "No conversation found".into(),
+        });
         assert!(matches!(unknown, CliError::UnknownSession { id } if id == "1234"));
-        let other = classify_launch("exit 3; stderr: boom".into(), None);
-        assert!(matches!(other, CliError::Launch(text) if text.contains("boom")));
+        let not_found = CliError::from_start(
+            LaunchError::NotFound {
+                looked: vec![PathBuf::from("/nowhere/claude")],
+            }
+            .into(),
+        );
+        assert!(matches!(not_found, CliError::NotFound { .. }));
+        let other = CliError::from_start(SessionError::StartFailed {
+            message: "boom".into(),
+            result: None,
+        });
+        assert!(matches!(other, CliError::Session(e) if e.to_string().contains("boom")));
     }
 
     #[test]

@@ -252,12 +252,7 @@ impl Renderer {
             return None;
         };
         let origin = self.ending.take();
-        let not_logged_in = self.not_logged_in
-            || (result.is_error == Some(true)
-                && result
-                    .result
-                    .as_deref()
-                    .is_some_and(crate::errors::is_login_message));
+        let not_logged_in = self.not_logged_in;
         Some(TurnResult {
             result: result.clone(),
             background: matches!(origin, Some(TurnOrigin::TaskNotification { .. })),

@@ -27,9 +27,7 @@ pub(crate) async fn run(
     let options = setup.apply(args.options(program)?);
     let mut interrupts = Interrupts::listen();
     let mut renderer = Renderer::new(args.output);
-    let Some((claude, mut events)) =
-        start(options, args.resume.as_deref(), &mut interrupts).await?
-    else {
+    let Some((claude, mut events)) = start(options, &mut interrupts).await? else {
         return Ok(ExitCode::from(QUIT_STATUS));
     };
     claude.send(prompt).map_err(CliError::Session)?;
@@ -62,13 +60,12 @@ pub(crate) fn find(args: &SessionArgs) -> Result<std::path::PathBuf, CliError> {
 /// Starts a session; `None` when the user pressed Ctrl-C meanwhile.
 pub(crate) async fn start(
     options: Options,
-    resume: Option<&str>,
     interrupts: &mut Interrupts,
 ) -> Result<Option<(Claude, Events)>, CliError> {
     tokio::select! {
         started = Claude::start(options) => match started {
             Ok(session) => Ok(Some(session)),
-            Err(error) => Err(CliError::from_start(error, resume)),
+            Err(error) => Err(CliError::from_start(error)),
         },
         () = interrupts.next() => Ok(None),
     }

@@ -8,23 +8,14 @@ use std::time::{Duration, Instant};
 use byre_proto::CliMessage;
 use byre_session::driver::{Claude, Events, Options, Pool};
 use byre_session::session::Event;
-use byre_testkit::{claude_bin, ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
+use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
 use futures::StreamExt;
 
 const RUNS: usize = 7;
 
 fn options(model: &FakeModel) -> (Options, ClaudeEnv) {
     let env = ClaudeEnv::new(&model.base_url()).expect("an offline environment");
-    let mut options = Options::new();
-    options.launch.program = Some(claude_bin().expect("the pinned CLI"));
-    options.launch.cwd = Some(env.cwd().to_path_buf());
-    for (name, value) in env.vars() {
-        options.launch.env.push((name.into(), value.into()));
-    }
-    options
-        .launch
-        .env_remove
-        .extend(env.removed().iter().cloned());
+    let options = env.options().expect("the pinned CLI");
     (options, env)
 }
 

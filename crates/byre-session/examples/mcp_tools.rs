@@ -6,17 +6,15 @@
 //! or is installed into `.cli/` on first use). With a real account, start from `Options::new()`
 //! instead of the fake model's options and ask for the same.
 
-use std::time::Duration;
-
 use byre_proto::{CliMessage, ContentBlock, McpStatusRequest, MessageContent};
-use byre_session::driver::{Claude, Options};
+use byre_session::driver::Claude;
 use byre_session::mcp::rmcp::handler::server::wrapper::Parameters;
 use byre_session::mcp::rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use byre_session::mcp::rmcp::{self, tool, tool_handler, tool_router};
 use byre_session::mcp::schemars::{self, JsonSchema};
 use byre_session::mcp::{McpServer, Tool, ToolOutput};
 use byre_session::session::Event;
-use byre_testkit::{claude_bin, ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
+use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
 use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
@@ -68,7 +66,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     })?;
     let (_model, env) = fake_model().await?;
-    let options = offline_options(&env)?
+    let options = env
+        .options()?
         .serve_mcp(McpServer::tools("calc", [add])?)
         .serve_mcp(McpServer::rmcp("text", TextTools)?);
 
@@ -135,20 +134,4 @@ async fn fake_model() -> Result<(FakeModel, ClaudeEnv), Box<dyn std::error::Erro
     let model = FakeModel::start(script).await?;
     let env = ClaudeEnv::new(&model.base_url())?;
     Ok((model, env))
-}
-
-/// Options that run the CLI offline in `env` (which points it at the fake model).
-fn offline_options(env: &ClaudeEnv) -> Result<Options, Box<dyn std::error::Error>> {
-    let mut options = Options::new();
-    options.launch.program = Some(claude_bin()?);
-    options.launch.cwd = Some(env.cwd().to_path_buf());
-    for (name, value) in env.vars() {
-        options.launch.env.push((name.into(), value.into()));
-    }
-    options
-        .launch
-        .env_remove
-        .extend(env.removed().iter().cloned());
-    options.process.exit_grace = Duration::from_secs(10);
-    Ok(options)
 }

@@ -23,6 +23,7 @@
 //! what happened to the process (`stdin closed`, `stdout closed`, `exited: exit status: 0`)
 //! and of the host's own ([`Claude::note`]).
 
+mod builder;
 mod claude;
 mod error;
 mod options;
@@ -30,12 +31,14 @@ mod pool;
 mod queue;
 mod reader;
 mod run;
+mod turn;
 
 #[cfg(feature = "mcp")]
 pub(crate) use claude::McpChange;
 pub use claude::{query, Claude, Events};
-pub use error::{Error, Fault};
-pub use options::{new_session_id, HookHandler, Options, RequestHandler};
+pub use error::{Error, Fault, HandlerError, UsageError};
+pub use options::{new_session_id, Hook, HookHandler, Options, RequestHandler};
 #[cfg(feature = "mcp")]
 pub(crate) use options::{McpHandlerFactory, Outbox};
 pub use pool::Pool;
+pub use turn::{Turn, TurnError, TurnOutput};

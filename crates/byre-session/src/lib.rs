@@ -63,6 +63,29 @@
 //! The driver's benchmarks are in `benches/` and their numbers in the repository's
 //! BENCHMARKS.md.
 
+// What a program needs, at the root: `use byre_session::{Claude, Options, ...}`.
+pub use crate::assembly::AssemblyEvent;
+#[cfg(feature = "driver")]
+pub use crate::driver::{
+    new_session_id, query, Claude, Error, Events, Fault, HandlerError, Hook, Options, Pool, Turn,
+    TurnError, TurnOutput, UsageError,
+};
+#[cfg(feature = "mcp")]
+pub use crate::mcp::{McpServer, Tool, ToolOutput};
+pub use crate::session::Event;
+pub use crate::turns::TurnEvent;
+/// The wire types (byre-proto), for everything the root does not re-export.
+pub use byre_proto as proto;
+pub use byre_proto::{
+    AskUserQuestionInput, CanUseToolRequest, CliMessage, ElicitationRequest, ElicitationResponse,
+    HookEvent, HookInput, HookOutput, PermissionMode, PermissionResult, ResultMessage,
+};
+/// The transport (byre-transport): the launcher, the process, transcripts.
+#[cfg(feature = "driver")]
+pub use byre_transport as transport;
+#[cfg(feature = "driver")]
+pub use schemars::{self, JsonSchema};
+
 pub mod assembly;
 pub mod correlation;
 #[cfg(feature = "driver")]

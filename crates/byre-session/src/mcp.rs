@@ -88,8 +88,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+pub use crate::schemars;
 pub use rmcp;
-pub use schemars;
 
 pub use self::tool::{Tool, ToolOutput, ToolServer};
 

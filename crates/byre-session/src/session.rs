@@ -137,6 +137,20 @@ pub enum Event {
     Protocol(ProtocolViolation),
 }
 
+impl Event {
+    /// The answer's text as it streams: the text of a text delta, else `None`. A message that arrives whole, without deltas, is not
+    /// counted here: [`Turn`](crate::Turn) gathers both.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Event::Assembly(crate::assembly::AssemblyEvent::Delta {
+                delta: byre_proto::Delta::Text(t),
+                ..
+            }) => Some(&t.text),
+            _ => None,
+        }
+    }
+}
+
 /// Why a host request has no success answer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]

@@ -68,6 +68,43 @@ pub struct ClaudeEnv {
 }
 
 impl ClaudeEnv {
+    /// Options for byre-session's [`Claude`](byre_session::Claude) that run the pinned CLI
+    /// (installed on first use) offline in this environment: its binary, this working
+    /// directory, these variables, and a 10 s exit grace. Add your own options to them.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use byre_testkit::{ClaudeEnv, FakeModel, Reply, Rule, Script};
+    ///
+    /// let model = FakeModel::start(Script::new().rule(Rule::any().reply(Reply::text("Hi.")))).await?;
+    /// let env = ClaudeEnv::new(&model.base_url())?;
+    /// let (claude, mut events) = byre_session::Claude::start(env.options()?).await?;
+    /// claude.send("Say hi")?;
+    /// let answer = events.turn().finish().await?;
+    /// assert_eq!(answer.text, "Hi.");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn options(&self) -> Result<byre_session::Options, crate::ProvisionError> {
+        let options = byre_session::Options::new()
+            .program(crate::claude_bin()?)
+            .cwd(self.cwd())
+            .exit_grace(std::time::Duration::from_secs(10));
+        Ok(self.apply_options(options))
+    }
+
+    /// `options` with this environment's variables set and removed (the binary and working
+    /// directory left as they are).
+    pub fn apply_options(&self, mut options: byre_session::Options) -> byre_session::Options {
+        for (name, value) in self.vars() {
+            options = options.env(name, value);
+        }
+        for name in self.removed() {
+            options = options.env_remove(name.clone());
+        }
+        options
+    }
+
     /// A fresh environment whose CLI talks to the API at `base_url` (a loopback URL such as
     /// `http://127.0.0.1:PORT`).
     pub fn new(base_url: &str) -> io::Result<ClaudeEnv> {

@@ -410,6 +410,18 @@ pub enum LaunchError {
         /// What it most likely means, when byre recognises the message.
         hint: Option<&'static str>,
     },
+    /// The CLI refused `--permission-mode bypassPermissions` (byre's default when no permission
+    /// handler is registered) because it runs as root outside a sandbox.
+    #[error(
+        "the CLI refuses bypassPermissions as root ({status}): set IS_SANDBOX=1 in its \
+         environment (inside a sandbox or container) or choose another permission mode"
+    )]
+    RootBypass {
+        /// Its exit status.
+        status: std::process::ExitStatus,
+        /// The end of its stderr.
+        stderr_tail: String,
+    },
     /// `claude --version` failed or printed something unexpected.
     #[error("`{path} --version` failed: {reason}")]
     Version {

@@ -338,6 +338,12 @@ impl CliProcess {
             let _ = tokio::time::timeout(Duration::from_millis(500), task).await;
         }
         let stderr_tail = self.stderr.text();
+        if stderr_tail.contains(ROOT_BYPASS_REFUSAL) {
+            return LaunchError::RootBypass {
+                status,
+                stderr_tail,
+            };
+        }
         LaunchError::ExitedEarly {
             status,
             hint: exit_hint(&stderr_tail),
@@ -407,10 +413,14 @@ async fn drain_stderr(
     }
 }
 
+/// What the CLI writes on stderr when it refuses `bypassPermissions` as root (it says so in
+/// no other way: no exit code or line of its own).
+const ROOT_BYPASS_REFUSAL: &str = "cannot be used with root/sudo privileges";
+
 /// Explains a CLI that exited before its first line, from its stderr: for example that
 /// `bypassPermissions` is refused as root unless `IS_SANDBOX=1` is set.
 pub fn exit_hint(stderr: &str) -> Option<&'static str> {
-    if stderr.contains("cannot be used with root/sudo privileges") {
+    if stderr.contains(ROOT_BYPASS_REFUSAL) {
         return Some(
             "the CLI refuses bypassPermissions as root: set IS_SANDBOX=1 in its environment \
              (inside a sandbox) or use another permission mode",

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
-use super::error::Error;
+use super::error::{Error, UsageError};
 use super::options::{
     launch_note, route_questions, HookHandler, McpHandlerFactory, Options, Outbox,
 };
@@ -64,6 +64,10 @@ pub struct Claude {
     /// The MCP servers of the session that `mcp_set_servers` replaces, as last declared to the
     /// CLI (`--mcp-config`, then each change); the lock makes changes one at a time.
     pub(super) mcp_set: Arc<tokio::sync::Mutex<Map<String, Value>>>,
+    /// The event of a hook that fails closed, if any: the CLI must support `onFailure`.
+    pub(super) fail_closed_hook: Option<String>,
+    /// Whether hooks were sent in `initialize`.
+    pub(super) has_hooks: bool,
 }
 
 /// A change to the session's MCP servers.
@@ -106,7 +110,11 @@ impl Claude {
     /// Starts the CLI, sends `initialize` and waits for its answer.
     pub async fn start(options: Options) -> Result<(Claude, Events), Error> {
         let (claude, events) = Claude::spawn(options).await?;
-        claude.initialized().await?;
+        if let Err(e) = claude.initialized().await {
+            // Nothing may run on options the CLI cannot honour.
+            let _ = claude.close().await;
+            return Err(e);
+        }
         Ok((claude, events))
     }
 
@@ -117,27 +125,32 @@ impl Claude {
     /// wrote and [`Claude::wait`] says how it exited.
     pub async fn spawn(options: Options) -> Result<(Claude, Events), Error> {
         let mut options = options;
+        options.settle_permissions()?;
+        let fail_closed_hook = options.has_fail_closed_hook();
+        let has_hooks = !options.hooks.is_empty();
         let mut initialize = options.initialize.clone();
         let mut hooks: std::collections::BTreeMap<HookEvent, Vec<HookMatcher>> = Default::default();
         let mut hook_handlers: HashMap<String, HookHandler> = HashMap::new();
-        for (n, (event, matcher, handler)) in options.hooks.iter().enumerate() {
+        for (n, (hook, handler)) in options.hooks.iter().enumerate() {
             let id = format!("hook_{n}");
             hooks
-                .entry(event.clone())
+                .entry(hook.event.clone())
                 .or_default()
-                .push(HookMatcher::new(matcher.clone(), vec![id.clone()]));
+                .push(hook.registration(id.clone()));
             hook_handlers.insert(id, handler.clone());
         }
         if !hooks.is_empty() {
             initialize.hooks = Some(hooks);
         }
-        let program = find_claude(options.launch.program.as_deref())
-            .map_err(|e| Error::Launch(e.to_string()))?;
+        let program = find_claude(options.launch.program.as_deref()).map_err(Error::from)?;
         // Created first, so that its times count from the start of the process.
         let mut transcript = match &options.transcript {
             Some(path) => Some(
                 TranscriptWriter::create(path)
-                    .map_err(|e| Error::Launch(format!("{}: {e}", path.display())))?
+                    .map_err(|e| Error::Transcript {
+                        path: path.clone(),
+                        source: Arc::new(e),
+                    })?
                     .keep_stream_events(options.transcript_stream_events),
             ),
             None => None,
@@ -158,7 +171,7 @@ impl Claude {
             _ => Map::new(),
         };
         let mut process = CliProcess::spawn(&program, &options.launch, options.process.clone())
-            .map_err(|e| Error::Launch(e.to_string()))?;
+            .map_err(Error::from)?;
         if let Some(questions) = options.questions.take() {
             let permissions = options.handlers.remove("can_use_tool");
             options
@@ -175,10 +188,10 @@ impl Claude {
         }
         let stdout = process
             .take_stdout()
-            .ok_or_else(|| Error::Launch("no stdout".into()))?;
+            .ok_or_else(|| Error::Closed("the CLI's stdout is not piped".into()))?;
         let stdin = process
             .take_stdin()
-            .ok_or_else(|| Error::Launch("no stdin".into()))?;
+            .ok_or_else(|| Error::Closed("the CLI's stdin is not piped".into()))?;
         // With a transcript, each line's bytes are kept so they are recorded as read.
         let max_line = options.max_line.unwrap_or(byre_transport::DEFAULT_MAX_LINE);
         let keep_lines = transcript.is_some();
@@ -214,6 +227,8 @@ impl Claude {
             transcript,
             ready: ready_tx,
             lines_read: 0,
+            early_result: None,
+            resume: options.launch.resume.clone(),
             exit: None,
             exit_waiters: Vec::new(),
             end_input_when_idle: false,
@@ -234,6 +249,8 @@ impl Claude {
             shared,
             ready: ready_rx,
             mcp_set: Arc::new(tokio::sync::Mutex::new(mcp_set)),
+            fail_closed_hook,
+            has_hooks,
         };
         Ok((claude, Events { rx: events_rx }))
     }
@@ -247,9 +264,23 @@ impl Claude {
             Err(_) => return Err(Error::Closed(self.ended())),
         };
         match state {
-            Some(Ok(())) => self
-                .initialize_response()
-                .ok_or_else(|| Error::Closed(self.ended())),
+            Some(Ok(())) => {
+                let response = self
+                    .initialize_response()
+                    .ok_or_else(|| Error::Closed(self.ended()))?;
+                if let Some(event) = &self.fail_closed_hook {
+                    if response.hook_on_failure_supported != Some(true) {
+                        return Err(UsageError::OnFailureUnsupported {
+                            event: event.clone(),
+                        }
+                        .into());
+                    }
+                }
+                if self.has_hooks && response.hooks_applied == Some(false) {
+                    return Err(UsageError::HooksNotApplied.into());
+                }
+                Ok(response)
+            }
             Some(Err(e)) => Err(e),
             None => Err(Error::Closed(self.ended())),
         }
@@ -592,19 +623,46 @@ impl Claude {
     }
 }
 
-/// Runs one prompt to its result: starts a session, sends `prompt`, collects every event until
-/// the turn's result, and closes the session.
-pub async fn query(prompt: impl Into<String>, options: Options) -> Result<Vec<Event>, Error> {
-    let (claude, mut events) = Claude::start(options).await?;
+/// Runs one prompt to its result: starts a session, sends `prompt`, and streams every event
+/// up to and including the turn's `result`; the session closes once the stream has given the
+/// result (or when the stream is dropped). Start-up failures are returned at once.
+///
+/// ```no_run
+/// use byre_session::{query, Options};
+/// use futures::StreamExt;
+///
+/// # async fn run() -> Result<(), byre_session::Error> {
+/// let mut events = query("Say hello", Options::new()).await?;
+/// while let Some(event) = events.next().await {
+///     if let Some(text) = event.text() {
+///         print!("{text}");
+///     }
+/// }
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query(
+    prompt: impl Into<String>,
+    options: Options,
+) -> Result<futures::stream::BoxStream<'static, Event>, Error> {
+    let (claude, events) = Claude::start(options).await?;
     claude.send(prompt)?;
-    let mut collected = Vec::new();
-    while let Some(event) = events.next().await {
-        let done = matches!(&event, Event::Message(CliMessage::Result(_)));
-        collected.push(event);
-        if done {
-            break;
+    let stream = futures::stream::unfold(Some((claude, events)), |state| async move {
+        let (claude, mut events) = state?;
+        match events.next().await {
+            Some(event) => {
+                let done = matches!(&event, Event::Message(CliMessage::Result(_)));
+                if done {
+                    let _ = claude.close().await;
+                    return Some((event, None));
+                }
+                Some((event, Some((claude, events))))
+            }
+            None => {
+                let _ = claude.close().await;
+                None
+            }
         }
-    }
-    claude.close().await?;
-    Ok(collected)
+    });
+    Ok(Box::pin(stream))
 }

@@ -1,4 +1,10 @@
-//! The driver's errors, split by fault.
+//! The driver's errors, split by fault: [`Error`] for session calls, [`UsageError`] for
+//! options that cannot work together, and [`HandlerError`] for what a handler returns.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use byre_transport::LaunchError;
 
 use crate::session::RequestFailure;
 
@@ -6,15 +12,47 @@ use crate::session::RequestFailure;
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The CLI could not be started or exited before its first line.
-    #[error("launch: {0}")]
-    Launch(String),
+    /// The CLI could not be started, or exited before its first line: not found, not
+    /// executable, refused `bypassPermissions` as root, or exited early with its status and
+    /// stderr tail ([`LaunchError`] says which).
+    #[error("the CLI could not start: {0}")]
+    Launch(#[source] Arc<LaunchError>),
+    /// `--resume` named a session the CLI does not have (it wrote an error result saying so
+    /// and exited).
+    #[error("no session {session_id} to resume: {message}")]
+    UnknownSession {
+        /// The id given to [`Options::resume`](crate::Options::resume).
+        session_id: String,
+        /// What the CLI said.
+        message: String,
+    },
+    /// The CLI started, wrote an error result and exited before answering `initialize`.
+    #[error("the CLI stopped at start-up: {message}")]
+    StartFailed {
+        /// What it said (its result's errors, else its stderr tail).
+        message: String,
+        /// The error result it wrote, when it wrote one.
+        result: Option<Box<byre_proto::ResultMessage>>,
+    },
+    /// The options cannot work as given; nothing was started.
+    #[error(transparent)]
+    Usage(#[from] UsageError),
+    /// The transcript file could not be created.
+    #[error("transcript {}: {source}", path.display())]
+    Transcript {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: Arc<std::io::Error>,
+    },
     /// A request failed (refused by the CLI, timed out, cancelled, or the CLI exited).
     #[error("{subtype}: {failure}")]
     Request {
         /// The request subtype.
         subtype: String,
         /// Why.
+        #[source]
         failure: RequestFailure,
     },
     /// A success payload did not decode as its typed answer (the CLI changed its shape).
@@ -25,7 +63,7 @@ pub enum Error {
         /// The decode error.
         message: String,
     },
-    /// The session has ended, or its input has (after [`Claude::end_input`]).
+    /// The session has ended, or its input has (after [`Claude::end_input`](crate::Claude::end_input)).
     #[error("the session has ended: {0}")]
     Closed(String),
     /// The call was refused before anything was written (a raw line holding a newline).
@@ -33,14 +71,93 @@ pub enum Error {
     InvalidInput(String),
 }
 
+impl From<LaunchError> for Error {
+    fn from(error: LaunchError) -> Self {
+        Error::Launch(Arc::new(error))
+    }
+}
+
+/// Options that would make a registered handler unreachable, or ask the CLI for something it
+/// cannot do: [`Claude::start`](crate::Claude::start) refuses them before anything runs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum UsageError {
+    /// A permission handler is registered but the permission mode would never ask it.
+    #[error(
+        "a can_use_tool handler is registered, but permission mode {mode} never asks it: \
+         leave the mode unset (byre then uses `default`, which asks the handler) or choose \
+         `default`, `acceptEdits` or `plan`; or remove the handler"
+    )]
+    PermissionHandlerShadowed {
+        /// The mode chosen.
+        mode: String,
+    },
+    /// A permission handler is registered but `--permission-prompt-tool` names another tool.
+    #[error(
+        "a can_use_tool handler is registered, but the permission prompt tool is {tool:?}: \
+         the CLI asks the host only with `stdio`"
+    )]
+    PermissionPromptToolShadowed {
+        /// The tool named.
+        tool: String,
+    },
+    /// A hook fails closed, but the CLI's `initialize` answer does not say it supports
+    /// `onFailure` (older CLIs ignore it, so the hook would fail open).
+    #[error(
+        "hook {event} fails closed (on_failure block), but this CLI does not support onFailure \
+         (no hook_on_failure_supported in its initialize answer): upgrade the CLI"
+    )]
+    OnFailureUnsupported {
+        /// The hook event.
+        event: String,
+    },
+    /// The CLI said it did not apply the hooks sent in `initialize`.
+    #[error("the CLI did not apply the hooks sent in initialize (hooks_applied: false)")]
+    HooksNotApplied,
+}
+
+/// What a handler (hook, permission prompt, question, elicitation, dialog) fails with: any
+/// error type, or a message. The CLI gets its text as the error answer.
+///
+/// Handlers return `Result<T, HandlerError>`, and every error type converts into it, so `?`
+/// works on `std::io::Error`, `serde_json::Error`, `Box<dyn Error>`, ...; a message is
+/// `Err("why".into())` (from a `String` or `&str`).
+#[derive(Debug)]
+pub struct HandlerError(Box<dyn std::error::Error + Send + Sync>);
+
+impl HandlerError {
+    /// A handler error with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        HandlerError(message.into().into())
+    }
+
+    /// The underlying error.
+    pub fn into_inner(self) -> Box<dyn std::error::Error + Send + Sync> {
+        self.0
+    }
+}
+
+impl std::fmt::Display for HandlerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl<E: Into<Box<dyn std::error::Error + Send + Sync>>> From<E> for HandlerError {
+    fn from(error: E) -> Self {
+        HandlerError(error.into())
+    }
+}
+
 /// Whose fault an [`Error`] is: what a caller can do about it differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Fault {
     /// The CLI could not be started: the program, its arguments or the machine (not found,
-    /// not executable, refused its options, not logged in). Fix the setup.
+    /// not executable, refused its options, an unknown session to resume). Fix the setup.
     Launch,
-    /// The API was misused (for example a raw line with a newline in it).
+    /// The API was misused (options that cannot work together, a raw line with a newline in
+    /// it).
     Usage,
     /// The CLI broke the protocol: an answer that does not decode as its type.
     Protocol,
@@ -56,8 +173,11 @@ impl Error {
     /// Whose fault this error is.
     pub fn fault(&self) -> Fault {
         match self {
-            Error::Launch(_) => Fault::Launch,
-            Error::InvalidInput(_) => Fault::Usage,
+            Error::Launch(_)
+            | Error::UnknownSession { .. }
+            | Error::StartFailed { .. }
+            | Error::Transcript { .. } => Fault::Launch,
+            Error::InvalidInput(_) | Error::Usage(_) => Fault::Usage,
             Error::BadAnswer { .. } => Fault::Protocol,
             Error::Request { failure, .. } => match failure {
                 RequestFailure::Refused { .. } => Fault::Refused,

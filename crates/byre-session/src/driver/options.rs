@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::claude::Command;
-use super::error::Error;
+use super::error::{Error, HandlerError};
 use byre_proto::{
     CliRequest, HookEvent, HookInput, HookOutput, HostRequest, InitializeRequest, RawJson,
 };
@@ -62,7 +62,7 @@ pub struct Options {
     /// prompt, MCP message, ...) before the CLI gets an error answer and the handler is
     /// stopped. No limit by default: a permission prompt may wait for a person.
     pub handler_timeout: Option<Duration>,
-    pub(super) hooks: Vec<(HookEvent, Option<String>, HookHandler)>,
+    pub(super) hooks: Vec<(Hook, HookHandler)>,
     pub(super) handlers: HashMap<&'static str, RequestHandler>,
     pub(super) mcp_servers: Vec<String>,
     pub(super) questions: Option<RequestHandler>,
@@ -115,15 +115,45 @@ impl Options {
     }
 
     /// Registers a hook handler for `event`, for tools matching `matcher` (all when `None`).
-    /// Callback ids are `hook_0`, `hook_1`, ... in registration order.
-    pub fn hook<F, Fut>(mut self, event: HookEvent, matcher: Option<&str>, handler: F) -> Self
+    /// Callback ids are `hook_0`, `hook_1`, ... in registration order. A handler that fails,
+    /// panics or times out lets the action go on (the CLI's `onFailure: continue`); use
+    /// [`Options::hook_with`] and [`Hook::fail_closed`] for a hook that guards something.
+    pub fn hook<F, Fut>(self, event: HookEvent, matcher: Option<&str>, handler: F) -> Self
     where
         F: Fn(HookInput, Option<String>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<HookOutput, String>> + Send + 'static,
+        Fut: Future<Output = Result<HookOutput, HandlerError>> + Send + 'static,
     {
-        let handler: HookHandler = Arc::new(move |input, id| Box::pin(handler(input, id)));
-        self.hooks
-            .push((event, matcher.map(str::to_owned), handler));
+        let mut hook = Hook::new(event);
+        hook.matcher = matcher.map(str::to_owned);
+        self.hook_with(hook, handler)
+    }
+
+    /// Registers a hook handler as `hook` describes it: its event, matcher, timeout and what
+    /// a failure means ([`Hook::fail_closed`]).
+    pub fn hook_with<F, Fut>(mut self, hook: Hook, handler: F) -> Self
+    where
+        F: Fn(HookInput, Option<String>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<HookOutput, HandlerError>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        let timeout = hook.timeout;
+        let handler: HookHandler = Arc::new(move |input, id| {
+            let fut = handler(input, id);
+            Box::pin(async move {
+                let answer = match timeout {
+                    // The CLI gives up at the same time; byre stops the handler too.
+                    Some(limit) => match tokio::time::timeout(limit, fut).await {
+                        Ok(answer) => answer,
+                        Err(_) => {
+                            return Err(format!("the hook did not answer within {limit:?}"));
+                        }
+                    },
+                    None => fut.await,
+                };
+                answer.map_err(|e| e.to_string())
+            })
+        });
+        self.hooks.push((hook, handler));
         self
     }
 
@@ -131,7 +161,7 @@ impl Options {
     pub fn can_use_tool<F, Fut>(mut self, handler: F) -> Self
     where
         F: Fn(byre_proto::CanUseToolRequest) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<byre_proto::PermissionResult, String>> + Send + 'static,
+        Fut: Future<Output = Result<byre_proto::PermissionResult, HandlerError>> + Send + 'static,
     {
         let handler = Arc::new(handler);
         self.handlers.insert(
@@ -142,7 +172,7 @@ impl Options {
                     let CliRequest::CanUseTool(request) = request else {
                         return Err("not a can_use_tool request".to_owned());
                     };
-                    let result = handler(request).await?;
+                    let result = handler(request).await.map_err(|e| e.to_string())?;
                     serde_json::to_value(result).map_err(|e| e.to_string())
                 })
             }),
@@ -160,7 +190,7 @@ impl Options {
     pub fn ask_user_question<F, Fut>(mut self, handler: F) -> Self
     where
         F: Fn(byre_proto::AskUserQuestionInput) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<(String, String)>, String>> + Send + 'static,
+        Fut: Future<Output = Result<Vec<(String, String)>, HandlerError>> + Send + 'static,
     {
         let handler = Arc::new(handler);
         self.questions = Some(Arc::new(move |request| {
@@ -176,7 +206,7 @@ impl Options {
                 };
                 let result = match handler(input.clone()).await {
                     Ok(answers) => input.answered(answers),
-                    Err(message) => byre_proto::PermissionResult::deny(message),
+                    Err(message) => byre_proto::PermissionResult::deny(message.to_string()),
                 };
                 serde_json::to_value(result).map_err(|e| e.to_string())
             })
@@ -190,7 +220,8 @@ impl Options {
     pub fn elicitation<F, Fut>(self, handler: F) -> Self
     where
         F: Fn(byre_proto::ElicitationRequest) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<byre_proto::ElicitationResponse, String>> + Send + 'static,
+        Fut:
+            Future<Output = Result<byre_proto::ElicitationResponse, HandlerError>> + Send + 'static,
     {
         let handler = Arc::new(handler);
         self.handler(
@@ -201,7 +232,7 @@ impl Options {
                     let CliRequest::Elicitation(request) = request else {
                         return Err("not an elicitation request".to_owned());
                     };
-                    let answer = handler(request).await?;
+                    let answer = handler(request).await.map_err(|e| e.to_string())?;
                     serde_json::to_value(answer).map_err(|e| e.to_string())
                 })
             }),
@@ -213,7 +244,7 @@ impl Options {
     pub fn user_dialog<F, Fut>(self, handler: F) -> Self
     where
         F: Fn(byre_proto::UserDialogRequest) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<byre_proto::UserDialogResponse, String>> + Send + 'static,
+        Fut: Future<Output = Result<byre_proto::UserDialogResponse, HandlerError>> + Send + 'static,
     {
         let handler = Arc::new(handler);
         self.handler(
@@ -224,7 +255,7 @@ impl Options {
                     let CliRequest::RequestUserDialog(request) = request else {
                         return Err("not a request_user_dialog request".to_owned());
                     };
-                    let answer = handler(request).await?;
+                    let answer = handler(request).await.map_err(|e| e.to_string())?;
                     serde_json::to_value(answer).map_err(|e| e.to_string())
                 })
             }),
@@ -377,4 +408,64 @@ pub(super) fn route_mcp(
             None => Box::pin(async { Err("no MCP server of that name".to_owned()) }),
         },
     })
+}
+
+/// A hook registration: the event, which tools it matches, how long it may take and what a
+/// failure means. `Hook::new(HookEvent::PreToolUse).matcher("Bash").fail_closed()`.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Hook {
+    pub(super) event: HookEvent,
+    pub(super) matcher: Option<String>,
+    pub(super) timeout: Option<Duration>,
+    pub(super) fail_closed: bool,
+}
+
+impl Hook {
+    /// A hook for `event`, matching every tool, with the CLI's timeout (60 s), failing open.
+    pub fn new(event: HookEvent) -> Self {
+        Hook {
+            event,
+            matcher: None,
+            timeout: None,
+            fail_closed: false,
+        }
+    }
+
+    /// Only for tools matching `matcher` (`"Bash"`, `"Write|Edit"`).
+    pub fn matcher(mut self, matcher: impl Into<String>) -> Self {
+        self.matcher = Some(matcher.into());
+        self
+    }
+
+    /// How long the handler may take (whole seconds, rounded up, as the CLI counts them): the
+    /// CLI stops waiting then, and byre stops the handler.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// A failure blocks the action the hook guards (`onFailure: "block"`): a handler that
+    /// returns an error, panics or times out blocks the tool call, and the model is told why.
+    /// The CLI ignores this for `Stop`, `SubagentStop`, `TaskCompleted` and `TeammateIdle`.
+    /// [`Claude::start`](crate::Claude::start) fails with
+    /// [`UsageError::OnFailureUnsupported`](crate::UsageError::OnFailureUnsupported) when the
+    /// CLI does not support it.
+    pub fn fail_closed(mut self) -> Self {
+        self.fail_closed = true;
+        self
+    }
+
+    /// Its registration in `initialize.hooks`, calling back `id`.
+    pub(super) fn registration(&self, id: String) -> byre_proto::HookMatcher {
+        let mut matcher = byre_proto::HookMatcher::new(self.matcher.clone(), vec![id]);
+        if let Some(timeout) = self.timeout {
+            let secs = timeout.as_secs() + u64::from(timeout.subsec_nanos() > 0);
+            matcher.timeout = Some(secs.max(1).into());
+        }
+        if self.fail_closed {
+            matcher.on_failure = Some("block".to_owned());
+        }
+        matcher
+    }
 }

@@ -55,6 +55,10 @@ pub(super) struct Driver {
     pub(super) transcript: Option<TranscriptWriter>,
     pub(super) ready: watch::Sender<Ready>,
     pub(super) lines_read: u64,
+    /// A `result` the CLI wrote before answering `initialize` (a start-up failure).
+    pub(super) early_result: Option<Box<byre_proto::ResultMessage>>,
+    /// The session being resumed, to name it when the CLI does not have it.
+    pub(super) resume: Option<String>,
     /// How the CLI ended, once it has.
     pub(super) exit: Option<ExitInfo>,
     /// [`Claude::wait`] calls waiting for the exit.
@@ -202,6 +206,11 @@ impl Driver {
         match line.frame {
             Frame::Message(message) => {
                 self.lines_read += 1;
+                if let byre_proto::CliMessage::Result(result) = &message {
+                    if !self.session.is_initialized() {
+                        self.early_result = Some(result.clone());
+                    }
+                }
                 if let (Some(t), Some(bytes)) = (&mut self.transcript, &line.bytes) {
                     let _ = t.record_recv(bytes, &message);
                 }
@@ -458,8 +467,9 @@ impl Driver {
                 }));
             }
             // Nothing was read, so `initialize` cannot have been answered.
-            self.set_ready(Err(Error::Launch(error.to_string())));
-            error.to_string()
+            let why = error.to_string();
+            self.set_ready(Err(error.into()));
+            why
         } else {
             let exit = process.shutdown().await;
             let why = match &exit {
@@ -472,11 +482,33 @@ impl Driver {
         self.writer = None;
         self.running.abort_all();
         self.running_ids.clear();
+        if let Some(result) = self.early_result.take() {
+            // The CLI refused to start and said why in an error result.
+            let message = result
+                .errors
+                .as_ref()
+                .filter(|e| !e.is_empty())
+                .map(|e| e.join("; "))
+                .unwrap_or_else(|| why.clone());
+            self.set_ready(Err(match &self.resume {
+                Some(session_id) if result.is_error == Some(true) => Error::UnknownSession {
+                    session_id: session_id.clone(),
+                    message,
+                },
+                _ => Error::StartFailed {
+                    message,
+                    result: Some(result),
+                },
+            }));
+        }
         self.session.handle_exit(why.clone());
         self.shared.lock().expect("shared state").ended = Some(why.clone());
         // An `initialize` still waiting fails as a request the exit ended.
         self.take_events();
-        self.set_ready(Err(Error::Launch(why.clone())));
+        self.set_ready(Err(Error::StartFailed {
+            message: why.clone(),
+            result: None,
+        }));
         let waiters = std::mem::take(&mut self.exit_waiters);
         for waiter in waiters {
             let _ = waiter.send(self.exit.clone().ok_or_else(|| Error::Closed(why.clone())));

@@ -91,8 +91,7 @@ async fn a_refused_question_reaches_the_model_as_a_denial() {
         .rule(Rule::any().reply(Reply::tool_use("AskUserQuestion", questions())));
     let model = FakeModel::start(script).await.unwrap();
     let (options, _env) = options(&model, "bypassPermissions");
-    let options =
-        options.ask_user_question(|_| async { Err("the user closed the dialog".to_owned()) });
+    let options = options.ask_user_question(|_| async { Err("the user closed the dialog".into()) });
     let (claude, mut events) = Claude::start(options).await.unwrap();
     run_to_result(&claude, &mut events, "ask me").await;
     claude.close().await.unwrap();

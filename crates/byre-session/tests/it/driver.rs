@@ -27,7 +27,7 @@ async fn query_runs_one_prompt_to_its_result() {
     );
     let model = FakeModel::start(script).await.unwrap();
     let (options, _env) = options(&model);
-    let events = query("hello there", options).await.unwrap();
+    let events: Vec<_> = query("hello there", options).await.unwrap().collect().await;
     let Some(Event::Message(CliMessage::Result(result))) = events.last() else {
         panic!("{events:?}")
     };
@@ -331,7 +331,7 @@ async fn a_handler_that_never_answers_times_out_and_the_turn_goes_on() {
     let counter = started.clone();
     let options = options.hook(HookEvent::STOP, None, move |_input, _id| {
         counter.fetch_add(1, Ordering::SeqCst);
-        std::future::pending::<Result<HookOutput, String>>()
+        std::future::pending::<Result<HookOutput, byre_session::HandlerError>>()
     });
     let (claude, mut events) = Claude::start(options).await.unwrap();
     claude.send("finish").unwrap();

@@ -8,7 +8,7 @@ use std::time::Duration;
 use byre_proto::{CliMessage, ResultMessage};
 use byre_session::driver::{Claude, Events, Options};
 use byre_session::session::Event;
-use byre_testkit::{claude_bin, ClaudeEnv, FakeModel};
+use byre_testkit::{ClaudeEnv, FakeModel};
 use futures::StreamExt;
 use serde_json::Value;
 
@@ -49,18 +49,9 @@ pub(crate) fn recv_messages(path: &Path) -> Vec<CliMessage> {
 /// Options that run the pinned CLI offline against `model`, with the env's scratch HOME.
 pub(crate) fn options(model: &FakeModel) -> (Options, ClaudeEnv) {
     let env = ClaudeEnv::new(&model.base_url()).unwrap();
-    let mut options = Options::new();
-    options.launch.program =
-        Some(claude_bin().unwrap_or_else(|e| panic!("cannot provision the CLI: {e}")));
-    options.launch.cwd = Some(env.cwd().to_path_buf());
-    for (name, value) in env.vars() {
-        options.launch.env.push((name.into(), value.into()));
-    }
-    options
-        .launch
-        .env_remove
-        .extend(env.removed().iter().cloned());
-    options.process.exit_grace = Duration::from_secs(10);
+    let options = env
+        .options()
+        .unwrap_or_else(|e| panic!("cannot provision the CLI: {e}"));
     (options, env)
 }
 

@@ -290,7 +290,8 @@ async fn the_real_cli_accepts_the_argv_and_reports_the_root_refusal() {
         assert!(frames.next().await.is_none());
         let err = process.exited_early().await;
         assert!(
-            matches!(&err, LaunchError::ExitedEarly { hint: Some(h), .. } if h.contains("IS_SANDBOX")),
+            matches!(&err, LaunchError::RootBypass { .. })
+                && err.to_string().contains("IS_SANDBOX"),
             "{err}"
         );
     }

@@ -1,0 +1,336 @@
+//! One turn at a time: [`Events::turn`] streams the events of a turn and ends at its result,
+//! giving a typed [`TurnOutput`] (text, result, cost, usage, session id, structured output)
+//! or a typed [`TurnError`].
+
+use std::collections::HashSet;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use byre_proto::{
+    AssistantError, CliMessage, ContentBlock, Delta, ResultMessage, ResultSubtype, TerminalReason,
+    Usage,
+};
+use futures::{Stream, StreamExt};
+use serde::de::DeserializeOwned;
+
+use super::claude::Events;
+use crate::assembly::AssemblyEvent;
+use crate::session::Event;
+
+/// Why a turn did not succeed. The CLI's `result` is kept where it wrote one.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum TurnError {
+    /// The API failed (after the CLI's retries): its HTTP status and error type when known.
+    #[error("the API failed{}{}: {message}",
+        status.map(|s| format!(" ({s})")).unwrap_or_default(),
+        kind.as_deref().map(|k| format!(" [{k}]")).unwrap_or_default())]
+    Api {
+        /// The HTTP status.
+        status: Option<u16>,
+        /// The API's error type (`rate_limit_error`, `overloaded_error`, ...).
+        kind: Option<String>,
+        /// What the CLI said.
+        message: String,
+        /// The result.
+        result: Box<ResultMessage>,
+    },
+    /// The CLI has no credentials (its answer was "not logged in").
+    #[error("the CLI is not logged in: set ANTHROPIC_API_KEY, or run `claude` and /login")]
+    NotLoggedIn {
+        /// The result.
+        result: Box<ResultMessage>,
+    },
+    /// The turn reached [`Options::max_turns`](crate::Options::max_turns).
+    #[error("the turn reached its limit of model turns")]
+    MaxTurns {
+        /// The result.
+        result: Box<ResultMessage>,
+    },
+    /// The session reached [`Options::max_budget_usd`](crate::Options::max_budget_usd).
+    #[error("the session reached its budget")]
+    MaxBudget {
+        /// The result.
+        result: Box<ResultMessage>,
+    },
+    /// The model did not give structured output matching the schema, after the CLI's
+    /// retries.
+    #[error("the model gave no valid structured output after the CLI's retries")]
+    StructuredOutputRetries {
+        /// The result.
+        result: Box<ResultMessage>,
+    },
+    /// The turn was interrupted.
+    #[error("the turn was interrupted")]
+    Interrupted {
+        /// The result.
+        result: Box<ResultMessage>,
+    },
+    /// The turn ended in another error.
+    #[error("the turn failed: {message}")]
+    Failed {
+        /// What the CLI said.
+        message: String,
+        /// The result.
+        result: Box<ResultMessage>,
+    },
+    /// The events ended before the turn's result: the CLI exited or the session was closed.
+    #[error("the session ended before the turn's result")]
+    Ended,
+    /// The turn succeeded but holds no structured output (was a schema given?).
+    #[error("the turn has no structured output")]
+    NoStructuredOutput,
+    /// The structured output does not decode as the type asked for.
+    #[error("the structured output does not decode: {0}")]
+    BadStructuredOutput(String),
+}
+
+impl TurnError {
+    /// The CLI's result, where it wrote one.
+    pub fn result(&self) -> Option<&ResultMessage> {
+        match self {
+            TurnError::Api { result, .. }
+            | TurnError::NotLoggedIn { result }
+            | TurnError::MaxTurns { result }
+            | TurnError::MaxBudget { result }
+            | TurnError::StructuredOutputRetries { result }
+            | TurnError::Interrupted { result }
+            | TurnError::Failed { result, .. } => Some(result),
+            _ => None,
+        }
+    }
+}
+
+/// What a successful turn gave.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct TurnOutput {
+    /// The answer's text: what streamed, or the text of whole `assistant` messages when
+    /// nothing streamed; blocks separated by a blank line. Subagents' text is left out.
+    pub text: String,
+    /// The turn's `result`.
+    pub result: Box<ResultMessage>,
+}
+
+impl TurnOutput {
+    /// The session's cost so far in US dollars (cumulative across turns, resume and fork).
+    pub fn cost_usd(&self) -> Option<f64> {
+        self.result.total_cost_usd.as_ref().and_then(|n| n.as_f64())
+    }
+
+    /// The tokens of this turn.
+    pub fn usage(&self) -> Option<&Usage> {
+        self.result.usage.as_ref()
+    }
+
+    /// The session id.
+    pub fn session_id(&self) -> Option<&str> {
+        self.result.session_id.as_deref()
+    }
+
+    /// The structured output ([`Options::output_schema`](crate::Options::output_schema)),
+    /// decoded as `T`.
+    pub fn structured<T: DeserializeOwned>(&self) -> Result<T, TurnError> {
+        match &self.result.structured_output {
+            Some(value) if !value.is_null() => serde_json::from_value(value.clone())
+                .map_err(|e| TurnError::BadStructuredOutput(e.to_string())),
+            _ => Err(TurnError::NoStructuredOutput),
+        }
+    }
+}
+
+/// The events of one turn, as a `Stream` that ends after the turn's `result`
+/// ([`Events::turn`]). Every event passes through unchanged; the turn's text is gathered as
+/// it goes, and [`Turn::finish`] gives the outcome.
+#[derive(Debug)]
+pub struct Turn<'a> {
+    events: &'a mut Events,
+    text: Text,
+    result: Option<Box<ResultMessage>>,
+    not_logged_in: bool,
+    done: bool,
+}
+
+impl Events {
+    /// The events of the next turn, up to and including its `result`.
+    pub fn turn(&mut self) -> Turn<'_> {
+        Turn {
+            events: self,
+            text: Text::default(),
+            result: None,
+            not_logged_in: false,
+            done: false,
+        }
+    }
+}
+
+impl<'a> Turn<'a> {
+    /// Reads the rest of the turn, calling `on_text` with each piece of the answer's text as
+    /// it arrives (blocks separated by a blank line), and gives the outcome.
+    pub async fn on_text(mut self, mut on_text: impl FnMut(&str)) -> Result<TurnOutput, TurnError> {
+        while let Some(event) = self.next().await {
+            if let Some(piece) = self.text.last_piece.take() {
+                on_text(&piece);
+            }
+            drop(event);
+        }
+        self.finish().await
+    }
+
+    /// Reads what is left of the turn and gives its outcome: the output, or why it failed.
+    pub async fn finish(mut self) -> Result<TurnOutput, TurnError> {
+        while self.next().await.is_some() {}
+        let Some(result) = self.result.take() else {
+            return Err(TurnError::Ended);
+        };
+        outcome(
+            result,
+            self.not_logged_in,
+            std::mem::take(&mut self.text.all),
+        )
+    }
+
+    /// The text of the answer so far.
+    pub fn text(&self) -> &str {
+        &self.text.all
+    }
+
+    fn observe(&mut self, event: &Event) {
+        match event {
+            Event::Assembly(AssemblyEvent::MessageStarted {
+                id,
+                parent_tool_use_id: None,
+                ..
+            }) => {
+                self.text.streamed.insert(id.clone());
+            }
+            Event::Assembly(AssemblyEvent::Delta {
+                message_id,
+                index,
+                delta: Delta::Text(t),
+            }) if self.text.streamed.contains(message_id) => {
+                self.text.push(message_id, *index, &t.text);
+            }
+            Event::Message(CliMessage::Assistant(m)) if m.parent_tool_use_id.is_none() => {
+                if m.error.as_ref() == Some(&AssistantError::AUTHENTICATION_FAILED) {
+                    self.not_logged_in = true;
+                }
+                let id = m.message.id.clone().unwrap_or_default();
+                if !self.text.streamed.contains(&id) {
+                    for (index, block) in m.message.content.iter().enumerate() {
+                        if let ContentBlock::Text(t) = block {
+                            // A whole message line holds one block; keep them apart.
+                            let key = format!("{id}#{}", self.text.whole);
+                            self.text.whole += 1;
+                            self.text.push(&key, index as u64, &t.text);
+                        }
+                    }
+                }
+            }
+            Event::Message(CliMessage::Result(r)) => {
+                self.result = Some(r.clone());
+                self.done = true;
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Stream for Turn<'_> {
+    type Item = Event;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        match self.events.poll_next_unpin(cx) {
+            Poll::Ready(Some(event)) => {
+                self.observe(&event);
+                Poll::Ready(Some(event))
+            }
+            Poll::Ready(None) => {
+                self.done = true;
+                Poll::Ready(None)
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// The turn's text as it is gathered.
+#[derive(Debug, Default)]
+struct Text {
+    all: String,
+    /// The block the last piece belonged to.
+    block: Option<(String, u64)>,
+    /// Messages whose text streams (their whole `assistant` lines are not counted again).
+    streamed: HashSet<String>,
+    /// Whole text blocks seen so far.
+    whole: usize,
+    /// The last piece, with its separator, for [`Turn::on_text`].
+    last_piece: Option<String>,
+}
+
+impl Text {
+    fn push(&mut self, message: &str, index: u64, text: &str) {
+        let mut piece = String::new();
+        let same = matches!(&self.block, Some((m, i)) if m == message && *i == index);
+        if !same {
+            if !self.all.is_empty() {
+                piece.push_str("\n\n");
+            }
+            self.block = Some((message.to_owned(), index));
+        }
+        piece.push_str(text);
+        self.all.push_str(&piece);
+        match &mut self.last_piece {
+            Some(last) => last.push_str(&piece),
+            None => self.last_piece = Some(piece),
+        }
+    }
+}
+
+/// The outcome of a turn from its result.
+fn outcome(
+    result: Box<ResultMessage>,
+    not_logged_in: bool,
+    text: String,
+) -> Result<TurnOutput, TurnError> {
+    let failed = result.is_error == Some(true) || result.subtype != ResultSubtype::SUCCESS;
+    if !failed {
+        return Ok(TurnOutput { text, result });
+    }
+    if not_logged_in {
+        return Err(TurnError::NotLoggedIn { result });
+    }
+    let subtype = result.subtype.clone();
+    if subtype == ResultSubtype::ERROR_MAX_TURNS {
+        return Err(TurnError::MaxTurns { result });
+    }
+    if subtype == ResultSubtype::ERROR_MAX_BUDGET_USD {
+        return Err(TurnError::MaxBudget { result });
+    }
+    if subtype == ResultSubtype::ERROR_MAX_STRUCTURED_OUTPUT_RETRIES {
+        return Err(TurnError::StructuredOutputRetries { result });
+    }
+    let reason = result.terminal_reason.clone();
+    if reason == Some(TerminalReason::ABORTED_STREAMING)
+        || reason == Some(TerminalReason::ABORTED_TOOLS)
+    {
+        return Err(TurnError::Interrupted { result });
+    }
+    let message = result.error_text().unwrap_or_else(|| subtype.to_string());
+    if reason == Some(TerminalReason::API_ERROR) || result.api_error_status.is_some() {
+        return Err(TurnError::Api {
+            status: result
+                .api_error_status
+                .as_ref()
+                .and_then(|n| n.as_u64())
+                .and_then(|n| u16::try_from(n).ok()),
+            kind: result.api_error_type.clone(),
+            message,
+            result,
+        });
+    }
+    Err(TurnError::Failed { message, result })
+}
