@@ -231,3 +231,15 @@ impl CliRequestAnswer {
         v.expect("wire types always serialize")
     }
 }
+
+impl CanUseToolRequest {
+    /// Allows the call with its input unchanged.
+    pub fn allow(&self) -> PermissionResult {
+        PermissionResult::allow(self.input.clone())
+    }
+
+    /// Denies the call; the model reads `message`.
+    pub fn deny(&self, message: impl Into<String>) -> PermissionResult {
+        PermissionResult::deny(message)
+    }
+}

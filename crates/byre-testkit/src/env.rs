@@ -179,6 +179,20 @@ impl ClaudeEnv {
         }
     }
 
+    /// Removes a variable: neither set here nor inherited (e.g. `ANTHROPIC_API_KEY`, to see
+    /// what a CLI without credentials does).
+    pub fn remove_var(&mut self, name: impl Into<String>) {
+        let name = name.into();
+        self.vars.retain(|(k, _)| *k != name);
+        if !self
+            .removed
+            .iter()
+            .any(|r| r.to_str() == Some(name.as_str()))
+        {
+            self.removed.push(name.into());
+        }
+    }
+
     /// The scratch `HOME` (the CLI keeps its sessions in `HOME/.claude`).
     pub fn home(&self) -> &Path {
         &self.home_path

@@ -156,8 +156,12 @@ impl Options {
     /// offers the model a `StructuredOutput` tool and checks its input against the schema;
     /// [`TurnOutput::structured`](crate::TurnOutput::structured) decodes it.
     pub fn output_schema<T: schemars::JsonSchema>(self) -> Self {
-        let schema = schemars::schema_for!(T);
-        self.json_schema(serde_json::to_value(schema).unwrap_or(Value::Null))
+        let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut schema {
+            // The CLI's validator knows no 2020-12 meta-schema and refuses a schema naming it.
+            map.remove("$schema");
+        }
+        self.json_schema(schema)
     }
 
     /// Asks for structured output matching this JSON schema (`--json-schema`).

@@ -137,20 +137,33 @@ impl Options {
     {
         let handler = Arc::new(handler);
         let timeout = hook.timeout;
+        // A failed guard of a tool call denies it with the reason, so the model reads why;
+        // the CLI's `onFailure: block` covers every other event, and a CLI-side timeout.
+        let deny_on_failure = hook.fail_closed && hook.event == HookEvent::PRE_TOOL_USE;
         let handler: HookHandler = Arc::new(move |input, id| {
             let fut = handler(input, id);
             Box::pin(async move {
+                let fut = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(fut));
                 let answer = match timeout {
                     // The CLI gives up at the same time; byre stops the handler too.
-                    Some(limit) => match tokio::time::timeout(limit, fut).await {
-                        Ok(answer) => answer,
-                        Err(_) => {
-                            return Err(format!("the hook did not answer within {limit:?}"));
-                        }
-                    },
-                    None => fut.await,
+                    Some(limit) => tokio::time::timeout(limit, fut)
+                        .await
+                        .map_err(|_| format!("the hook did not answer within {limit:?}")),
+                    None => Ok(fut.await),
                 };
-                answer.map_err(|e| e.to_string())
+                let failure = match answer {
+                    Ok(Ok(Ok(output))) => return Ok(output),
+                    Ok(Ok(Err(e))) => e.to_string(),
+                    Ok(Err(_)) => "the hook handler panicked".to_owned(),
+                    Err(timed_out) => timed_out,
+                };
+                if deny_on_failure {
+                    Ok(HookOutput::deny_tool(format!(
+                        "blocked: the PreToolUse hook failed ({failure})"
+                    )))
+                } else {
+                    Err(failure)
+                }
             })
         });
         self.hooks.push((hook, handler));

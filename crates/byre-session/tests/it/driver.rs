@@ -624,22 +624,13 @@ async fn a_start_up_failure_keeps_what_the_cli_wrote_and_how_it_exited() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Request { subtype, failure: RequestFailure::Exited(_) } if subtype == "initialize"),
+        matches!(&err, Error::UnknownSession { session_id, message } if session_id == missing && message.contains(missing)),
         "{err}"
     );
     // `spawn` gives the same failure, and keeps the events and the exit.
     let (claude, mut events) = Claude::spawn(options.resume(missing)).await.unwrap();
     let err = claude.initialized().await.unwrap_err();
-    assert!(
-        matches!(
-            &err,
-            Error::Request {
-                failure: RequestFailure::Exited(_),
-                ..
-            }
-        ),
-        "{err}"
-    );
+    assert!(matches!(&err, Error::UnknownSession { .. }), "{err}");
     let seen = until_the_end(&mut events).await;
     let results = results(&seen);
     assert_eq!(results.len(), 1, "{seen:?}");

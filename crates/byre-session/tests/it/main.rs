@@ -10,5 +10,6 @@ mod mcp;
 mod pool;
 mod session;
 mod support;
+mod surface;
 mod tasks;
 mod turns;

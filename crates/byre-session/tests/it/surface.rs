@@ -1,0 +1,351 @@
+//! The surface users program against, against the real CLI: safe defaults (a permission
+//! handler is asked, never shadowed), hooks that fail closed, typed start-up and turn errors,
+//! turn helpers and structured output.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use byre_session::proto::ResultSubtype;
+use byre_session::transport::LaunchError;
+use byre_session::{
+    Claude, Error, Hook, HookEvent, HookOutput, Options, PermissionMode, TurnError, UsageError,
+};
+use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::support::options;
+
+/// A model that runs `touch made.txt` with Bash, then says "Done." after the tool's result.
+fn touch_script() -> Script {
+    Script::new()
+        .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("Done.")))
+        .rule(Rule::any().reply(Reply::tool_use(
+            "Bash",
+            json!({"command": "touch made.txt", "description": "Create made.txt"}),
+        )))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_permission_handler_is_asked_under_default_options() {
+    let model = FakeModel::start(touch_script()).await.unwrap();
+    let (options, env) = options(&model);
+    let asked = Arc::new(AtomicUsize::new(0));
+    let count = asked.clone();
+    // No permission mode chosen: byre's default would be bypassPermissions, which never asks.
+    let options = options.can_use_tool(move |request| {
+        count.fetch_add(1, Ordering::SeqCst);
+        let answer = if request.tool_name == "Bash" {
+            request.deny("no shell in this test")
+        } else {
+            request.allow()
+        };
+        async move { Ok(answer) }
+    });
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    claude.send("make a file").unwrap();
+    let output = events.turn().finish().await.unwrap();
+    assert_eq!(output.text, "Done.");
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    assert!(!env.cwd().join("made.txt").exists(), "the denied Bash ran");
+    let requests = model.message_requests();
+    assert!(requests[1]
+        .tool_results()
+        .join("\n")
+        .contains("no shell in this test"));
+    claude.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_explicit_bypass_with_a_permission_handler_is_refused_before_anything_starts() {
+    let options = Options::new()
+        .program("/nonexistent/claude")
+        .permission_mode(PermissionMode::BYPASS_PERMISSIONS)
+        .can_use_tool(|r| async move { Ok(r.allow()) });
+    let err = Claude::start(options).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Usage(UsageError::PermissionHandlerShadowed { mode }) if mode == "bypassPermissions"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("leave the mode unset"), "{err}");
+    let dont_ask = Options::new()
+        .permission_mode("dontAsk")
+        .can_use_tool(|r| async move { Ok(r.allow()) });
+    assert!(matches!(
+        Claude::start(dont_ask).await.unwrap_err(),
+        Error::Usage(UsageError::PermissionHandlerShadowed { .. })
+    ));
+}
+
+/// Runs the touch script with a fail-closed PreToolUse hook for Bash whose handler is
+/// `handler`; returns whether the file was made and the tool result the model read.
+async fn guarded<F, Fut>(hook: Hook, handler: F) -> (bool, String)
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<HookOutput, byre_session::HandlerError>>
+        + Send
+        + 'static,
+{
+    let model = FakeModel::start(touch_script()).await.unwrap();
+    let (options, env) = options(&model);
+    let options = options.hook_with(hook, move |_input, _id| handler());
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    claude.send("make a file").unwrap();
+    let output = events.turn().finish().await.unwrap();
+    assert_eq!(output.text, "Done.");
+    claude.close().await.unwrap();
+    let requests = model.message_requests();
+    (
+        env.cwd().join("made.txt").exists(),
+        requests[1].tool_results().join("\n"),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fail_closed_hook_that_fails_blocks_the_tool() {
+    let hook = Hook::new(HookEvent::PRE_TOOL_USE)
+        .matcher("Bash")
+        .fail_closed();
+    let (made, told) = guarded(hook, || async {
+        Err(std::io::Error::other("policy service unreachable").into())
+    })
+    .await;
+    assert!(!made, "the tool ran although its guard failed");
+    assert!(told.contains("policy service unreachable"), "{told}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fail_closed_hook_that_panics_or_times_out_blocks_the_tool() {
+    let hook = Hook::new(HookEvent::PRE_TOOL_USE)
+        .matcher("Bash")
+        .fail_closed();
+    let (made, told) = guarded(hook.clone(), || async { panic!("the policy hook broke") }).await;
+    assert!(!made, "the tool ran although its guard panicked");
+    assert!(told.contains("panicked"), "{told}");
+    let slow = hook.timeout(Duration::from_secs(1));
+    let (made, told) = guarded(slow, || async {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        Ok(HookOutput::none())
+    })
+    .await;
+    assert!(!made, "the tool ran although its guard timed out");
+    assert!(told.contains("did not answer"), "{told}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_that_fails_open_lets_the_tool_run() {
+    let (made, _) = guarded(
+        Hook::new(HookEvent::PRE_TOOL_USE).matcher("Bash"),
+        || async { Err("policy service unreachable".into()) },
+    )
+    .await;
+    assert!(made, "a hook that fails open lets the call go on");
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema, PartialEq)]
+struct Verdict {
+    approve: bool,
+    reasons: Vec<String>,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn structured_output_decodes_into_a_rust_type() {
+    let script = Script::new()
+        .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("Verdict given.")))
+        .rule(
+            Rule::when(Match::tool_offered("StructuredOutput")).reply(Reply::tool_use(
+                "StructuredOutput",
+                json!({"approve": true, "reasons": ["small change", "tests pass"]}),
+            )),
+        )
+        .rule(Rule::any().reply(Reply::text("No schema here.")));
+    let model = FakeModel::start(script).await.unwrap();
+    let (options, _env) = options(&model);
+    let (claude, mut events) = Claude::start(options.output_schema::<Verdict>())
+        .await
+        .unwrap();
+    claude.send("review it").unwrap();
+    let output = events.turn().finish().await.unwrap();
+    let verdict: Verdict = output.structured().unwrap();
+    assert_eq!(
+        verdict,
+        Verdict {
+            approve: true,
+            reasons: vec!["small change".into(), "tests pass".into()],
+        }
+    );
+    claude.close().await.unwrap();
+    // Without a schema there is none, and that is a typed error.
+    let (options, _env) = crate::support::options(&model);
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    claude.send("review it").unwrap();
+    let plain = events.turn().finish().await.unwrap();
+    assert_eq!(plain.text, "No schema here.");
+    assert!(matches!(
+        plain.structured::<Verdict>(),
+        Err(TurnError::NoStructuredOutput)
+    ));
+    claude.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_up_failures_are_typed_by_their_real_causes() {
+    // Not found.
+    let err = Claude::start(Options::new().program("/nonexistent/claude"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Launch(e) if matches!(**e, LaunchError::NotFound { .. })),
+        "{err}"
+    );
+    assert!(
+        std::error::Error::source(&err).is_some(),
+        "the chain goes on"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    // Not executable.
+    let plain = dir.path().join("claude-plain");
+    std::fs::write(&plain, "not a program").unwrap();
+    let err = Claude::start(Options::new().program(&plain))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Launch(e) if matches!(**e, LaunchError::NotExecutable { .. })),
+        "{err}"
+    );
+    // Exited early, with its status and stderr.
+    let early = dir.path().join("claude-early");
+    std::fs::write(&early, "#!/bin/sh\necho 'cannot start today' >&2\nexit 3\n").unwrap();
+    make_executable(&early);
+    let err = Claude::start(Options::new().program(&early))
+        .await
+        .unwrap_err();
+    match &err {
+        Error::Launch(e) => match &**e {
+            LaunchError::ExitedEarly {
+                status,
+                stderr_tail,
+                ..
+            } => {
+                assert_eq!(status.code(), Some(3));
+                assert!(stderr_tail.contains("cannot start today"), "{stderr_tail}");
+            }
+            other => panic!("{other}"),
+        },
+        other => panic!("{other}"),
+    }
+    // An unknown session to resume.
+    let model = FakeModel::start(Script::new()).await.unwrap();
+    let (options, _env) = options(&model);
+    let missing = "7c3f0f52-0c1e-4b39-9b7e-00000000beef";
+    let err = Claude::start(options.clone().resume(missing))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::UnknownSession { session_id, .. } if session_id == missing),
+        "{err}"
+    );
+    // Refused as root with bypassPermissions (only where the tests run as root).
+    if byre_testkit::running_as_root() {
+        let err = Claude::start(options.env("IS_SANDBOX", "0"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::Launch(e) if matches!(**e, LaunchError::RootBypass { .. })),
+            "{err}"
+        );
+    }
+}
+
+#[cfg(unix)]
+fn make_executable(path: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cli_without_credentials_fails_the_turn_as_not_logged_in() {
+    let model = FakeModel::start(Script::new()).await.unwrap();
+    let mut env = ClaudeEnv::new(&model.base_url()).unwrap();
+    env.remove_var("ANTHROPIC_API_KEY");
+    let (claude, mut events) = Claude::start(env.options().unwrap()).await.unwrap();
+    claude.send("hello").unwrap();
+    let err = events.turn().finish().await.unwrap_err();
+    assert!(matches!(err, TurnError::NotLoggedIn { .. }), "{err}");
+    assert!(model.message_requests().is_empty());
+    claude.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_turns_are_typed() {
+    let script = Script::new()
+        .rule(
+            Rule::when(Match::user_text_contains("loop forever")).reply(Reply::tool_use(
+                "Bash",
+                json!({"command": "echo again", "description": "Echo"}),
+            )),
+        )
+        .rule(
+            Rule::when(Match::user_text_contains("bad request")).reply(Reply::error(
+                400,
+                "invalid_request_error",
+                "no such thing",
+            )),
+        )
+        .rule(Rule::any().reply(Reply::tool_use(
+            "Bash",
+            json!({"command": "echo again", "description": "Echo"}),
+        )));
+    let model = FakeModel::start(script).await.unwrap();
+    let (options, _env) = options(&model);
+    let (claude, mut events) = Claude::start(options.max_turns(1)).await.unwrap();
+    claude.send("bad request").unwrap();
+    match events.turn().finish().await.unwrap_err() {
+        TurnError::Api { status, result, .. } => {
+            assert_eq!(status, Some(400));
+            assert_eq!(result.is_error, Some(true));
+        }
+        other => panic!("{other}"),
+    }
+    claude.send("loop forever").unwrap();
+    match events.turn().finish().await.unwrap_err() {
+        TurnError::MaxTurns { result } => {
+            assert_eq!(result.subtype, ResultSubtype::ERROR_MAX_TURNS)
+        }
+        other => panic!("{other}"),
+    }
+    claude.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_turn_text_comes_from_whole_messages_when_nothing_streams() {
+    let script = Script::new()
+        .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("Second part.")))
+        .rule(Rule::any().reply(Reply::message(vec![
+            byre_testkit::Block::text("First part."),
+            byre_testkit::Block::tool_use("Bash", json!({"command": "echo hi"})),
+        ])));
+    for partial in [true, false] {
+        let model = FakeModel::start(script.clone()).await.unwrap();
+        let (options, _env) = options(&model);
+        let (claude, mut events) = Claude::start(options.partial_messages(partial))
+            .await
+            .unwrap();
+        claude.send("go").unwrap();
+        let mut pieces = String::new();
+        let output = events
+            .turn()
+            .on_text(|piece| pieces.push_str(piece))
+            .await
+            .unwrap();
+        assert_eq!(
+            output.text, "First part.\n\nSecond part.",
+            "partial: {partial}"
+        );
+        assert_eq!(pieces, output.text);
+        assert!(output.cost_usd().is_some());
+        assert_eq!(output.session_id(), claude.session_id().as_deref());
+        claude.close().await.unwrap();
+    }
+}
