@@ -349,3 +349,25 @@ async fn the_turn_text_comes_from_whole_messages_when_nothing_streams() {
         claude.close().await.unwrap();
     }
 }
+
+#[test]
+fn the_review_bot_example_does_all_it_says() {
+    // Built by `cargo test` already (examples are); `cargo run` then only runs it.
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = std::process::Command::new(cargo)
+        .args(["run", "-q", "-p", "byre-session", "--example", "review_bot"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    // The permission handler was asked (for the copy; the rm never got that far).
+    assert_eq!(stderr.matches("[permission asked: Bash]").count(), 1, "{stderr}");
+    assert!(stdout.contains("The change sets n to 2"), "{stdout}");
+    assert!(stdout.contains("verdict: approve=true (a one-line change)"), "{stdout}");
+    assert!(stdout.contains("Line one sets n."), "{stdout}");
+    assert!(stdout.contains("[interrupted]"), "{stdout}");
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(last.starts_with("cost $0.") && last.contains("· session "), "{last}");
+}
