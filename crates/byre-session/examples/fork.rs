@@ -3,15 +3,15 @@
 //!
 //! `cargo run -p byre-session --example fork`.
 
-use byre_proto::CliMessage;
-use byre_session::driver::{Claude, Options};
-use byre_session::session::Event;
+use byre_session::proto::CliMessage;
+use byre_session::Event;
+use byre_session::{Claude, Options};
 use futures::StreamExt;
 
 /// Runs one prompt and returns the uuid of the first assistant line and the result text.
 async fn turn(
     claude: &Claude,
-    events: &mut byre_session::driver::Events,
+    events: &mut byre_session::Events,
     prompt: &str,
 ) -> Result<(Option<String>, String), Box<dyn std::error::Error>> {
     claude.send(prompt)?;

@@ -3,9 +3,9 @@
 //! Run with an API key (`ANTHROPIC_API_KEY`) or a logged-in `claude`:
 //! `cargo run -p byre-session --example hooks -- "clean up the temp files"`.
 
-use byre_proto::{CliMessage, HookEvent, HookInput, HookOutput};
-use byre_session::driver::{Claude, Options};
-use byre_session::session::Event;
+use byre_session::proto::{CliMessage, HookEvent, HookInput, HookOutput};
+use byre_session::Event;
+use byre_session::{Claude, Options};
 use futures::StreamExt;
 
 #[tokio::main]

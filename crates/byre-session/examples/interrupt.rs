@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use byre_proto::{CliMessage, ContentBlock};
-use byre_session::driver::{Claude, Options};
-use byre_session::session::Event;
+use byre_session::proto::{CliMessage, ContentBlock};
+use byre_session::Event;
+use byre_session::{Claude, Options};
 use futures::StreamExt;
 
 #[tokio::main]

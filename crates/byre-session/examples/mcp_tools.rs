@@ -6,14 +6,14 @@
 //! or is installed into `.cli/` on first use). With a real account, start from `Options::new()`
 //! instead of the fake model's options and ask for the same.
 
-use byre_proto::{CliMessage, ContentBlock, McpStatusRequest, MessageContent};
-use byre_session::driver::Claude;
 use byre_session::mcp::rmcp::handler::server::wrapper::Parameters;
 use byre_session::mcp::rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use byre_session::mcp::rmcp::{self, tool, tool_handler, tool_router};
 use byre_session::mcp::schemars::{self, JsonSchema};
 use byre_session::mcp::{McpServer, Tool, ToolOutput};
-use byre_session::session::Event;
+use byre_session::proto::{CliMessage, ContentBlock, McpStatusRequest, MessageContent};
+use byre_session::Claude;
+use byre_session::Event;
 use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
 use futures::StreamExt;
 use serde::Deserialize;

@@ -5,9 +5,9 @@
 
 use std::io::Write;
 
-use byre_proto::{CliMessage, PermissionResult};
-use byre_session::driver::{Claude, Options};
-use byre_session::session::Event;
+use byre_session::proto::{CliMessage, PermissionResult};
+use byre_session::Event;
+use byre_session::{Claude, Options};
 use futures::StreamExt;
 
 #[tokio::main]
@@ -15,7 +15,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let prompt = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "Create hello.txt saying hi.".into());
-    let mut options = Options::new().can_use_tool(|request| async move {
+    let options = Options::new().can_use_tool(|request| async move {
         if matches!(request.tool_name.as_str(), "Read" | "Glob" | "Grep") {
             return Ok(PermissionResult::allow(request.input));
         }
@@ -36,7 +36,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             PermissionResult::deny("the user said no")
         })
     });
-    options.launch.permission_mode = Some("default".into());
+    // With a permission handler and no mode chosen, byre starts the CLI in `default` mode,
+    // which asks the handler.
     let (claude, mut events) = Claude::start(options).await?;
     claude.send(prompt)?;
     while let Some(event) = events.next().await {

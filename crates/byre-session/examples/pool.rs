@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
-use byre_proto::CliMessage;
-use byre_session::driver::{Options, Pool};
-use byre_session::session::Event;
+use byre_session::proto::CliMessage;
+use byre_session::Event;
+use byre_session::{Options, Pool};
 use futures::StreamExt;
 use tokio::task::JoinSet;
 

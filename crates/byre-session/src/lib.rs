@@ -22,8 +22,9 @@
 //! [`Events`](driver::Events) stream with backpressure and no loss that ends when the CLI
 //! exits, handlers for hooks, permissions and in-process MCP servers that run concurrently and
 //! always answer (also when they panic), transcripts, the one-shot [`query`](driver::query),
-//! and a [`Pool`](driver::Pool) of sessions started ahead of need. Without the feature the crate depends on byre-proto, serde_json
-//! and thiserror only (no tokio).
+//! and a [`Pool`](driver::Pool) of sessions started ahead of need; [`Events::turn`](driver::Events::turn)
+//! gives one turn's events and its typed outcome. Without the feature the crate depends on
+//! byre-proto, serde_json and thiserror only (no tokio).
 //!
 //! With the default `mcp` feature: [`mcp`], in-process MCP servers served over the control
 //! channel — any rmcp server handler, or tools written with the light [`Tool`](mcp::Tool) API —
@@ -31,23 +32,14 @@
 //! session with [`Claude::add_mcp_server`](driver::Claude::add_mcp_server).
 //!
 //! ```no_run
-//! use byre_proto::{CliMessage, Delta};
-//! use byre_session::{assembly::AssemblyEvent, driver::{Claude, Options}, session::Event};
-//! use futures::StreamExt;
+//! use byre_session::{Claude, Options};
 //!
-//! # async fn run() -> Result<(), byre_session::driver::Error> {
-//! let (claude, mut events) = Claude::start(Options::new()).await?;
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let (claude, mut events) = Claude::start(Options::new().max_turns(3)).await?;
 //! claude.send("Say hello")?;
-//! while let Some(event) = events.next().await {
-//!     match event {
-//!         // The answer's text as it streams.
-//!         Event::Assembly(AssemblyEvent::Delta { delta: Delta::Text(t), .. }) => {
-//!             print!("{}", t.text)
-//!         }
-//!         Event::Message(CliMessage::Result(_)) => break,
-//!         _ => {}
-//!     }
-//! }
+//! // The answer's text as it streams; the outcome is a typed output or error.
+//! let answer = events.turn().on_text(|text| print!("{text}")).await?;
+//! println!("\n${:.4}", answer.cost_usd().unwrap_or(0.0));
 //! claude.close().await?;
 //! # Ok(())
 //! # }
@@ -95,3 +87,8 @@ pub mod mcp;
 pub mod session;
 pub mod tasks;
 pub mod turns;
+
+/// The README's examples, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

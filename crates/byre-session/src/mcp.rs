@@ -46,7 +46,7 @@
 //! once. Tools appear to the model as `mcp__<server>__<tool>`.
 //!
 //! ```no_run
-//! use byre_session::driver::{Claude, Options};
+//! use byre_session::{Claude, Options};
 //! use byre_session::mcp::{McpServer, Tool, ToolOutput};
 //! use byre_session::mcp::schemars::{self, JsonSchema};
 //! use serde::Deserialize;

@@ -7,19 +7,17 @@
 //!   request log to assert on;
 //! - CLI provisioning and an offline environment ([`ClaudeEnv`]): the pinned CLI binary, a
 //!   scratch `HOME` and working directory, and the variables that keep the CLI off the network;
-//! - a scenario host ([`Host`]) that drives the CLI over stdin/stdout, answers its control
-//!   requests as a scenario says, and records a transcript.
+//! - [`ClaudeEnv::options`]: byre-session `Options` that run that CLI in that environment;
+//! - a low-level scenario host ([`Host`]) that drives the CLI over stdin/stdout without
+//!   byre-session, for tests of the protocol itself.
 //!
 //! Benchmarks also find here the [`corpus`] stream: the recorded CLI lines repeated to a size.
 //!
-//! A test of your own against the real CLI, with no account and no network:
+//! A test of your own against the real CLI, with no account and no network, driving it with
+//! byre-session's [`Claude`](byre_session::Claude) as a program would:
 //!
 //! ```no_run
-//! use std::time::Duration;
-//!
-//! use byre_proto::CliMessage;
-//! use byre_testkit::{claude_bin, ClaudeEnv, FakeModel, Host, HostOptions};
-//! use byre_testkit::{Match, Reply, Rule, Script};
+//! use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! // The model's side of the conversation.
@@ -31,18 +29,16 @@
 //!     .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("Here they are.")));
 //! let model = FakeModel::start(script).await?;
 //!
-//! // The pinned CLI (installed on first use), offline, in a scratch HOME and directory,
-//! // with the stream-json flags of `base_args()`.
+//! // The pinned CLI (installed on first use), offline, in a scratch HOME and directory.
 //! let env = ClaudeEnv::new(&model.base_url())?;
-//! let mut host = Host::spawn(HostOptions::new(claude_bin()?, &env)).await?;
-//! host.send_user("list files").await?;
-//! let turn = host.until_result(Duration::from_secs(30)).await?;
-//! assert!(matches!(turn.last(), Some(CliMessage::Result(r)) if r.result.as_deref() == Some("Here they are.")));
+//! let (claude, mut events) = byre_session::Claude::start(env.options()?).await?;
+//! claude.send("list files")?;
+//! assert_eq!(events.turn().finish().await?.text, "Here they are.");
 //!
 //! // What the CLI sent to the model.
 //! let requests = model.message_requests();
 //! assert!(requests[1].has_tool_result());
-//! host.wait(Duration::from_secs(10)).await?;
+//! claude.close().await?;
 //! # Ok(())
 //! # }
 //! ```

@@ -363,11 +363,71 @@ fn the_review_bot_example_does_all_it_says() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stdout}\n{stderr}");
     // The permission handler was asked (for the copy; the rm never got that far).
-    assert_eq!(stderr.matches("[permission asked: Bash]").count(), 1, "{stderr}");
+    assert_eq!(
+        stderr.matches("[permission asked: Bash]").count(),
+        1,
+        "{stderr}"
+    );
     assert!(stdout.contains("The change sets n to 2"), "{stdout}");
-    assert!(stdout.contains("verdict: approve=true (a one-line change)"), "{stdout}");
+    assert!(
+        stdout.contains("verdict: approve=true (a one-line change)"),
+        "{stdout}"
+    );
     assert!(stdout.contains("Line one sets n."), "{stdout}");
     assert!(stdout.contains("[interrupted]"), "{stdout}");
     let last = stdout.lines().last().unwrap_or_default();
-    assert!(last.starts_with("cost $0.") && last.contains("· session "), "{last}");
+    assert!(
+        last.starts_with("cost $0.") && last.contains("· session "),
+        "{last}"
+    );
+}
+
+/// A stand-in CLI that answers `initialize` with `answer` and then reads until stdin closes.
+fn stand_in(dir: &std::path::Path, answer: &str) -> std::path::PathBuf {
+    let path = dir.join("claude-stand-in");
+    let script = format!(
+        "#!/bin/sh\nread line\necho '{{\"type\":\"control_response\",\"response\":{{\"subtype\":\"success\",\"request_id\":\"req_1\",\"response\":{answer}}}}}'\ncat >/dev/null\n"
+    );
+    std::fs::write(&path, script).unwrap();
+    make_executable(&path);
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fail_closed_hook_needs_a_cli_that_supports_on_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let guard = || {
+        Hook::new(HookEvent::PRE_TOOL_USE)
+            .matcher("Bash")
+            .fail_closed()
+    };
+    let old = stand_in(dir.path(), "{}");
+    let options = Options::new()
+        .program(&old)
+        .hook_with(guard(), |_, _| async { Ok(HookOutput::none()) });
+    let err = Claude::start(options).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Usage(UsageError::OnFailureUnsupported { event }) if event == "PreToolUse"),
+        "{err}"
+    );
+    // A hook that fails open works with it; one the CLI says it did not apply does not.
+    let options = Options::new()
+        .program(&old)
+        .hook(HookEvent::PRE_TOOL_USE, None, |_, _| async {
+            Ok(HookOutput::none())
+        });
+    let (claude, _events) = Claude::start(options).await.unwrap();
+    claude.close().await.unwrap();
+    let refusing = stand_in(
+        dir.path(),
+        r#"{"hooks_applied":false,"hook_on_failure_supported":true}"#,
+    );
+    let options = Options::new()
+        .program(&refusing)
+        .hook_with(guard(), |_, _| async { Ok(HookOutput::none()) });
+    let err = Claude::start(options).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Usage(UsageError::HooksNotApplied)),
+        "{err}"
+    );
 }
