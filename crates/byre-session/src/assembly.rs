@@ -64,6 +64,7 @@ pub struct Assembler {
 
 /// What the assembler reports about a `stream_event` line.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum AssemblyEvent {
     /// A message started (`message_start`).
     MessageStarted {
@@ -139,6 +140,7 @@ pub enum AssemblyEvent {
 
 /// The kind of a content block, as `content_block_start` announced it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BlockKind {
     /// Text, extended by `text_delta` and `citations_delta`.
     Text,
@@ -186,6 +188,7 @@ pub struct Abandoned {
 
 /// Why a message ended with blocks cut off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AbandonCause {
     /// `message_stop` carried `abandoned_blocks`: an interrupt cut the stream.
     Interrupted,

@@ -132,6 +132,7 @@ pub enum MessageRole {
 
 /// What changed in the tree.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum TaskEvent {
     /// A task (or a new run of it) started.
     Started {

@@ -110,6 +110,7 @@ impl fmt::Display for TurnId {
 
 /// What made the CLI start a turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TurnOrigin {
     /// User messages the host sent.
     Host,
@@ -139,6 +140,7 @@ pub struct TurnOutcome {
 
 /// What a [`TurnTracker`] reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TurnEvent {
     /// The session id, the first time it is seen or when it changed.
     SessionId {

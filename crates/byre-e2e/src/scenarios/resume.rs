@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use byre_proto::{CliMessage, ResultSubtype, SystemMessage};
 use byre_session::driver::Error;
-use byre_session::session::RequestFailure;
 use serde_json::Value;
 
 use super::control::*;
@@ -196,9 +195,8 @@ async fn resume_unknown_id(ctx: Ctx) -> Outcome {
     let answer = host.initialize().await;
     let took = started.elapsed();
     ensure!(
-        matches!(&answer, Err(Error::Request { subtype, failure: RequestFailure::Exited(_) })
-            if subtype == "initialize"),
-        "initialize did not fail because the CLI exited: {answer:?}"
+        matches!(&answer, Err(Error::UnknownSession { session_id, .. }) if *session_id == missing),
+        "initialize did not fail as an unknown session: {answer:?}"
     );
     ensure!(
         took < Duration::from_secs(10),

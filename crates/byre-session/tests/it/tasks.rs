@@ -602,6 +602,7 @@ fn render_trace(path: &Path) -> String {
                     ids.tool(&parent_tool_use_id),
                     task_id.map(|t| ids.task(&t)).unwrap_or("-".into()),
                 ),
+                other => format!("{other:?}"),
             };
             writeln!(out, "{s}").unwrap();
         }

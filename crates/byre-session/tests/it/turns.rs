@@ -490,6 +490,7 @@ fn render_event(event: &TurnEvent, aliases: &mut Aliases) -> String {
             s
         }
         TurnEvent::RunIdle => "run idle".to_owned(),
+        other => format!("{other:?}"),
     }
 }
 
@@ -501,6 +502,7 @@ fn render_origin(origin: &TurnOrigin, aliases: &mut Aliases) -> String {
         }
         TurnOrigin::TaskNotification { run_id: None } => "task-notification".to_owned(),
         TurnOrigin::Other => "other".to_owned(),
+        other => format!("{other:?}"),
     }
 }
 
