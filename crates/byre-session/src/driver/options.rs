@@ -145,8 +145,9 @@ impl Options {
             Box::pin(async move {
                 let fut = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(fut));
                 let answer = match timeout {
-                    // The CLI gives up at the same time; byre stops the handler too.
-                    Some(limit) => tokio::time::timeout(limit, fut)
+                    // The CLI gives up at `limit`; byre stops the handler a little before, so
+                    // that its own answer (with the reason) is the one the CLI gets.
+                    Some(limit) => tokio::time::timeout(limit - (limit / 4).min(EARLY), fut)
                         .await
                         .map_err(|_| format!("the hook did not answer within {limit:?}")),
                     None => Ok(fut.await),
@@ -422,6 +423,9 @@ pub(super) fn route_mcp(
         },
     })
 }
+
+/// How much sooner than the CLI byre stops a hook handler that runs out of time.
+const EARLY: Duration = Duration::from_millis(250);
 
 /// A hook registration: the event, which tools it matches, how long it may take and what a
 /// failure means. `Hook::new(HookEvent::PreToolUse).matcher("Bash").fail_closed()`.

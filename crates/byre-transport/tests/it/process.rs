@@ -147,7 +147,7 @@ async fn stderr_is_drained_and_bounded_with_a_line_callback() {
 }
 
 #[tokio::test]
-async fn an_early_exit_is_typed_with_its_stderr_and_a_hint() {
+async fn an_early_exit_refusing_bypass_as_root_is_typed_with_its_stderr() {
     let mut process = spawn(
         &[
             "--exit-early",
@@ -163,17 +163,16 @@ async fn an_early_exit_is_typed_with_its_stderr_and_a_hint() {
     );
     assert!(stdout.next().await.is_none(), "no line before the exit");
     let err = process.exited_early().await;
-    let LaunchError::ExitedEarly {
+    let LaunchError::RootBypass {
         status,
         stderr_tail,
-        hint,
     } = &err
     else {
         panic!("{err:?}")
     };
     assert_eq!(status.code(), Some(1));
     assert!(stderr_tail.contains("root/sudo"));
-    assert!(hint.unwrap().contains("IS_SANDBOX=1"), "{err}");
+    assert!(err.to_string().contains("IS_SANDBOX=1"), "{err}");
 }
 
 /// A stream with a non-JSON line, a 100 MB line and normal lines, through a real pipe: two bad
