@@ -42,12 +42,12 @@ use std::time::{Duration, Instant};
 use byre_proto::{
     CliControlRequest, CliMessage, CliRequest, ControlResponse, ControlResponseBody, ErrorCode,
     HostMessage, HostRequest, InitializeRequest, InitializeResponse, JsonRpcMessage,
-    McpMessageResponse, RawJson, UserMessage,
+    McpMessageResponse, RawJson, ResultMessage, UserMessage,
 };
 use serde_json::Value;
 
 use crate::assembly::{Assembler, AssemblyEvent};
-use crate::correlation::{RequestId, RequestTable};
+use crate::correlation::{Pending, RequestId, RequestTable};
 use crate::tasks::{TaskEvent, TaskTree};
 use crate::turns::{TurnEvent, TurnTracker};
 
@@ -60,10 +60,11 @@ pub struct SessionConfig {
     /// `initialize.sdkMcpServers`); `mcp_message` requests for any other server are answered
     /// with JSON-RPC `-32601` without asking the host.
     pub mcp_servers: BTreeSet<String>,
-    /// Whether the host answers `can_use_tool`; when not, those requests get an error reply.
-    pub can_use_tool: bool,
-    /// Whether the host answers `elicitation`; when not, they are declined.
-    pub elicitation: bool,
+    /// The CLI request subtypes the host answers (`can_use_tool`, `elicitation`,
+    /// `request_user_dialog`, ...), besides `hook_callback` and `mcp_message`, which it answers
+    /// for the callbacks and servers it registered. Any other request gets its answer from the
+    /// core at once: an elicitation is declined, anything else refused with an error.
+    pub answers: BTreeSet<String>,
     /// How long `initialize` may take.
     pub initialize_timeout: Duration,
     /// How long other host requests may take, unless given per request.
@@ -79,11 +80,16 @@ impl SessionConfig {
         SessionConfig {
             initialize,
             mcp_servers,
-            can_use_tool: false,
-            elicitation: false,
+            answers: BTreeSet::new(),
             initialize_timeout: Duration::from_secs(60),
             request_timeout: Duration::from_secs(60),
         }
+    }
+
+    /// Declares that the host answers requests of `subtype`.
+    pub fn answer(mut self, subtype: impl Into<String>) -> Self {
+        self.answers.insert(subtype.into());
+        self
     }
 
     /// The hook callback ids registered in `initialize`.
@@ -169,6 +175,9 @@ pub enum RequestFailure {
     /// The host withdrew it.
     #[error("cancelled by the host")]
     Cancelled,
+    /// It was never sent: it does not encode as JSON.
+    #[error("not sent: {0}")]
+    NotSent(String),
     /// The CLI exited first.
     #[error("the CLI exited: {0}")]
     Exited(String),
@@ -223,15 +232,112 @@ pub enum UsageError {
     Closed,
 }
 
+/// Work for the driver, kept apart from the user's events ([`Session::poll_action`]).
+///
+/// `T` is what the driver registered with a host request ([`Session::request_with`]): it comes
+/// back with the answer, so the driver keeps no table of its own.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Action<T> {
+    /// Run the host's handler for this CLI request and give its result to
+    /// [`Session::answer`]; exactly one answer is sent.
+    Dispatch {
+        /// The CLI's request id.
+        id: RequestId,
+        /// What it asks.
+        request: Box<CliRequest>,
+    },
+    /// Stop the handler of this request: the CLI withdrew it, or exited. No answer is sent.
+    Abort {
+        /// The request.
+        id: RequestId,
+    },
+    /// A host request was answered, failed, timed out or was cancelled.
+    Answered {
+        /// The request.
+        id: RequestId,
+        /// Its subtype.
+        subtype: String,
+        /// Its payload, or why it failed.
+        result: Result<Option<RawJson>, RequestFailure>,
+        /// What the driver registered with it (`None` for `initialize`, which the core sends).
+        data: Option<T>,
+    },
+    /// The session is ready (the `initialize` answer), or will never be.
+    Ready(Result<Box<InitializeResponse>, StartFailure>),
+    /// Close the CLI's stdin, once every line polled so far is written: the input has ended
+    /// ([`Session::end_input`]) and nothing the host serves can be asked any more.
+    CloseStdin,
+}
+
+/// Why a session never became ready.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartFailure {
+    /// `initialize` failed: refused, timed out, or the CLI exited first.
+    #[error("initialize: {0}")]
+    Request(RequestFailure),
+    /// The `initialize` answer did not decode.
+    #[error("the initialize answer does not decode: {0}")]
+    BadAnswer(String),
+    /// A line over the length limit came before the answer and was skipped: the answer is
+    /// the longest early line, so waiting would only end in the timeout.
+    #[error("a {len}-byte line came before the initialize answer and was skipped ({why}); raise the line limit")]
+    LineTooLong {
+        /// The line's length.
+        len: usize,
+        /// What the framing layer said.
+        why: String,
+    },
+    /// The CLI wrote an error `result` and exited before answering (an unknown session to
+    /// resume, an invalid setting, ...).
+    #[error("the CLI stopped at start-up: {}", result.error_text().unwrap_or_else(|| why.clone()))]
+    Exited {
+        /// Its exit status and stderr tail.
+        why: String,
+        /// The result it wrote.
+        result: Box<ResultMessage>,
+    },
+}
+
+/// Where a session is.
+#[derive(Debug, Clone, PartialEq)]
+enum State {
+    /// `initialize` is sent; its answer has not come.
+    Starting,
+    /// The answer came.
+    Ready,
+    /// It never will: the start failed.
+    Failed,
+    /// The CLI exited, or the host closed the session (why).
+    Closed(String),
+}
+
+/// How far the input is from ending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Input {
+    /// Open.
+    Open,
+    /// The host ended it; stdin closes once the run is idle.
+    Ending,
+    /// [`Action::CloseStdin`] was given.
+    Closed,
+}
+
 /// The sans-IO session. See the module documentation for the run-loop contract.
 #[derive(Debug)]
-pub struct Session {
+pub struct Session<T = ()> {
     config: SessionConfig,
     callback_ids: BTreeSet<String>,
-    requests: RequestTable<(), String>,
+    requests: RequestTable<Option<T>, String>,
     init_id: Option<RequestId>,
-    initialized: bool,
-    closed: Option<String>,
+    state: State,
+    input: Input,
+    /// A `result` written before the `initialize` answer (a start-up failure).
+    early_result: Option<Box<ResultMessage>>,
+    /// Whether the host serves requests the CLI may still send after a result.
+    serves_requests: bool,
+    actions: VecDeque<Action<T>>,
     turns: TurnTracker,
     assembler: Assembler,
     tasks: TaskTree,
@@ -239,17 +345,39 @@ pub struct Session {
     events: VecDeque<Event>,
 }
 
-impl Session {
+impl Session<()> {
     /// A session that starts by sending `initialize`.
     pub fn new(config: SessionConfig, now: Instant) -> Self {
+        Session::with_data(config, now)
+    }
+
+    /// Sends a host request; its answer comes as [`Event::Response`] with the returned id.
+    /// `timeout` defaults to the configured request timeout.
+    pub fn request(
+        &mut self,
+        now: Instant,
+        request: HostRequest,
+        timeout: Option<Duration>,
+    ) -> Result<RequestId, UsageError> {
+        self.request_with(now, request, timeout, ())
+    }
+}
+
+impl<T> Session<T> {
+    /// A session that starts by sending `initialize`, whose host requests carry a `T` of the
+    /// driver's ([`Session::request_with`], [`Action::Answered`]).
+    pub fn with_data(config: SessionConfig, now: Instant) -> Self {
         let callback_ids = config.callback_ids();
         let mut session = Session {
             config,
             callback_ids,
             requests: RequestTable::new(),
             init_id: None,
-            initialized: false,
-            closed: None,
+            state: State::Starting,
+            input: Input::Open,
+            early_result: None,
+            serves_requests: false,
+            actions: VecDeque::new(),
             turns: TurnTracker::new(),
             assembler: Assembler::new(),
             tasks: TaskTree::new(),
@@ -258,13 +386,21 @@ impl Session {
         };
         let init = HostRequest::Initialize(session.config.initialize.clone());
         let timeout = session.config.initialize_timeout;
-        session.init_id = Some(session.send_request(now, init, Some(timeout)));
+        session.init_id = Some(session.send_request(now, init, Some(timeout), None));
         session
     }
 
     /// Whether the `initialize` answer has arrived.
     pub fn is_initialized(&self) -> bool {
-        self.initialized
+        self.state == State::Ready
+    }
+
+    /// Whether the session is closed (the CLI exited or the host closed it), and why.
+    pub fn closed(&self) -> Option<&str> {
+        match &self.state {
+            State::Closed(why) => Some(why),
+            _ => None,
+        }
     }
 
     /// The session id, once the CLI has said it (at the first turn).
@@ -292,6 +428,9 @@ impl Session {
     /// Takes one message read from the CLI.
     pub fn handle_message(&mut self, now: Instant, message: CliMessage) {
         let _ = now;
+        if let (CliMessage::Result(result), State::Starting) = (&message, &self.state) {
+            self.early_result = Some(result.clone());
+        }
         match &message {
             CliMessage::ControlResponse(response) => self.on_response(response),
             CliMessage::ControlRequest(request) => self.on_request(request),
@@ -299,6 +438,7 @@ impl Session {
             CliMessage::ControlCancelRequest(cancel) => {
                 let id = RequestId::new(cancel.request_id.clone());
                 if self.requests.incoming.cancel(&id).is_some() {
+                    self.actions.push_back(Action::Abort { id: id.clone() });
                     self.events.push_back(Event::RequestCancelled { id });
                 }
             }
@@ -314,6 +454,7 @@ impl Session {
             self.events.push_back(Event::Assembly(event));
         }
         self.events.push_back(Event::Message(message));
+        self.check_input_end();
     }
 
     /// Takes a line read from the CLI that is not a message (the framing layer says why): it
@@ -327,15 +468,27 @@ impl Session {
             }));
     }
 
+    /// Takes a line over the length limit (skipped by the framing layer): reported like any
+    /// bad line; before the `initialize` answer it fails the start at once
+    /// ([`StartFailure::LineTooLong`]), as that answer is the longest early line.
+    pub fn handle_long_line(&mut self, now: Instant, len: usize, why: impl Into<String>) {
+        let why = why.into();
+        if self.state == State::Starting {
+            self.state = State::Failed;
+            self.actions
+                .push_back(Action::Ready(Err(StartFailure::LineTooLong {
+                    len,
+                    why: why.clone(),
+                })));
+        }
+        self.handle_bad_line(now, len, why);
+    }
+
     /// Fails the host requests whose deadline has passed.
     pub fn handle_timeout(&mut self, now: Instant) {
         for (id, pending) in self.requests.outgoing.expired(now) {
             let waited = now.saturating_duration_since(pending.sent_at);
-            self.events.push_back(Event::Response {
-                id,
-                subtype: pending.subtype,
-                result: Err(RequestFailure::TimedOut(waited)),
-            });
+            self.fail(id, pending, RequestFailure::TimedOut(waited));
         }
     }
 
@@ -343,19 +496,29 @@ impl Session {
     /// at once, and the session is closed.
     pub fn handle_exit(&mut self, why: impl Into<String>) {
         let why = why.into();
+        if self.state == State::Starting {
+            if let Some(result) = self.early_result.take() {
+                // The CLI said why it stopped: that is the start's failure.
+                self.state = State::Failed;
+                self.actions
+                    .push_back(Action::Ready(Err(StartFailure::Exited {
+                        why: why.clone(),
+                        result,
+                    })));
+            }
+        }
         for (id, pending) in self.requests.outgoing.fail_all() {
-            self.events.push_back(Event::Response {
-                id,
-                subtype: pending.subtype,
-                result: Err(RequestFailure::Exited(why.clone())),
-            });
+            self.fail(id, pending, RequestFailure::Exited(why.clone()));
         }
         // The CLI's own requests can no longer be answered: their handlers should stop.
         for (id, _) in self.requests.incoming.drain() {
+            self.actions.push_back(Action::Abort { id: id.clone() });
             self.events.push_back(Event::RequestCancelled { id });
         }
         self.transmit.clear();
-        self.closed = Some(why);
+        if !matches!(self.state, State::Closed(_)) {
+            self.state = State::Closed(why);
+        }
     }
 
     // ----- commands -----------------------------------------------------------------------
@@ -369,17 +532,43 @@ impl Session {
         Ok(())
     }
 
-    /// Sends a host request; its answer comes as [`Event::Response`] with the returned id.
-    /// `timeout` defaults to the configured request timeout.
-    pub fn request(
+    /// Sends a host request carrying `data`; its answer comes as [`Event::Response`] for the
+    /// user and as [`Action::Answered`] (with `data`) for the driver. `timeout` defaults to the
+    /// configured request timeout.
+    pub fn request_with(
         &mut self,
         now: Instant,
         request: HostRequest,
         timeout: Option<Duration>,
+        data: T,
     ) -> Result<RequestId, UsageError> {
         self.check_open()?;
         let timeout = Some(timeout.unwrap_or(self.config.request_timeout));
-        Ok(self.send_request(now, request, timeout))
+        Ok(self.send_request(now, request, timeout, Some(data)))
+    }
+
+    /// Fails a host request that could not be sent (it does not encode): its caller gets
+    /// `failure` at once. Returns whether it was in flight.
+    pub fn abandon(&mut self, id: &RequestId, failure: RequestFailure) -> bool {
+        match self.requests.outgoing.complete(id) {
+            Some(pending) => {
+                self.fail(id.clone(), pending, failure);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends the input: nothing more will be sent but answers to the CLI's requests. Once no
+    /// turn runs or waits, no background work is left and no CLI request waits for the host,
+    /// [`Action::CloseStdin`] asks the driver to close stdin; when the host serves nothing the
+    /// CLI could ask (`serves_requests` false), once no turn runs or waits.
+    pub fn end_input(&mut self, serves_requests: bool) {
+        if self.input == Input::Open {
+            self.input = Input::Ending;
+            self.serves_requests = serves_requests;
+            self.check_input_end();
+        }
     }
 
     /// Withdraws a host request: it fails with [`RequestFailure::Cancelled`] and the CLI is
@@ -394,11 +583,7 @@ impl Session {
                 extra: Default::default(),
             },
         ));
-        self.events.push_back(Event::Response {
-            id: id.clone(),
-            subtype: pending.subtype,
-            result: Err(RequestFailure::Cancelled),
-        });
+        self.fail(id.clone(), pending, RequestFailure::Cancelled);
         true
     }
 
@@ -410,6 +595,7 @@ impl Session {
             return Err(UsageError::NotWaiting(id.to_string()));
         }
         self.reply(id.as_str(), answer);
+        self.check_input_end();
         Ok(())
     }
 
@@ -440,6 +626,18 @@ impl Session {
         self.events.pop_front()
     }
 
+    /// The user's events not polled yet, for a driver that hands them over in bulk (moving
+    /// them out of this queue is the same as polling them one by one).
+    pub fn events_mut(&mut self) -> &mut VecDeque<Event> {
+        &mut self.events
+    }
+
+    /// The next piece of work for the driver (apart from the user's events).
+    #[must_use]
+    pub fn poll_action(&mut self) -> Option<Action<T>> {
+        self.actions.pop_front()
+    }
+
     /// When [`Session::handle_timeout`] must next be called.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
@@ -448,11 +646,47 @@ impl Session {
 
     // ----- helpers ------------------------------------------------------------------------
 
-    fn check_open(&self) -> Result<(), UsageError> {
-        match self.closed {
-            Some(_) => Err(UsageError::Closed),
-            None => Ok(()),
+    /// Fails when the session is closed.
+    pub fn check_open(&self) -> Result<(), UsageError> {
+        match self.state {
+            State::Closed(_) => Err(UsageError::Closed),
+            _ => Ok(()),
         }
+    }
+
+    /// Gives [`Action::CloseStdin`] once the input has ended and the run is idle.
+    fn check_input_end(&mut self) {
+        if self.input != Input::Ending || matches!(self.state, State::Closed(_)) {
+            return;
+        }
+        // Without anything the CLI could ask, stdin closes at once: the CLI finishes what it
+        // was given by itself.
+        let idle = !self.serves_requests
+            || self.requests.incoming.is_empty() && self.turns.may_close_stdin(true);
+        if idle {
+            self.input = Input::Closed;
+            self.actions.push_back(Action::CloseStdin);
+        }
+    }
+
+    /// A host request failed: the user hears of it, and the driver gets its data back.
+    fn fail(&mut self, id: RequestId, pending: Pending<Option<T>>, failure: RequestFailure) {
+        if self.init_id.as_ref() == Some(&id) && self.state == State::Starting {
+            self.state = State::Failed;
+            self.actions
+                .push_back(Action::Ready(Err(StartFailure::Request(failure.clone()))));
+        }
+        self.actions.push_back(Action::Answered {
+            id: id.clone(),
+            subtype: pending.subtype.clone(),
+            result: Err(failure.clone()),
+            data: pending.data,
+        });
+        self.events.push_back(Event::Response {
+            id,
+            subtype: pending.subtype,
+            result: Err(failure),
+        });
     }
 
     fn send_request(
@@ -460,9 +694,10 @@ impl Session {
         now: Instant,
         request: HostRequest,
         timeout: Option<Duration>,
+        data: Option<T>,
     ) -> RequestId {
         let subtype = request.tag().unwrap_or_default().to_owned();
-        let id = self.requests.outgoing.register(subtype, (), now, timeout);
+        let id = self.requests.outgoing.register(subtype, data, now, timeout);
         self.transmit
             .push_back(HostMessage::ControlRequest(Box::new(
                 request.with_id(id.as_str()),
@@ -493,23 +728,42 @@ impl Session {
                 code: None,
             }),
         };
-        if self.init_id.as_ref() == Some(&id) {
-            if let Ok(payload) = &result {
-                let decoded = match payload {
-                    Some(raw) => raw.parse::<InitializeResponse>(),
-                    None => serde_json::from_str("{}"),
-                };
-                match decoded {
-                    Ok(init) => {
-                        self.initialized = true;
-                        self.events.push_back(Event::Initialized(Box::new(init)));
+        if self.init_id.as_ref() == Some(&id) && self.state == State::Starting {
+            let ready = match &result {
+                Ok(payload) => {
+                    let decoded = match payload {
+                        Some(raw) => raw.parse::<InitializeResponse>(),
+                        None => serde_json::from_str("{}"),
+                    };
+                    match decoded {
+                        Ok(init) => {
+                            self.state = State::Ready;
+                            self.events
+                                .push_back(Event::Initialized(Box::new(init.clone())));
+                            Ok(Box::new(init))
+                        }
+                        Err(e) => {
+                            self.state = State::Failed;
+                            self.events.push_back(Event::Protocol(
+                                ProtocolViolation::BadInitializeAnswer(e.to_string()),
+                            ));
+                            Err(StartFailure::BadAnswer(e.to_string()))
+                        }
                     }
-                    Err(e) => self.events.push_back(Event::Protocol(
-                        ProtocolViolation::BadInitializeAnswer(e.to_string()),
-                    )),
                 }
-            }
+                Err(failure) => {
+                    self.state = State::Failed;
+                    Err(StartFailure::Request(failure.clone()))
+                }
+            };
+            self.actions.push_back(Action::Ready(ready));
         }
+        self.actions.push_back(Action::Answered {
+            id: id.clone(),
+            subtype: pending.subtype.clone(),
+            result: result.clone(),
+            data: pending.data,
+        });
         self.events.push_back(Event::Response {
             id,
             subtype: pending.subtype,
@@ -550,17 +804,21 @@ impl Session {
                     serde_json::to_value(McpMessageResponse::new(reply)).unwrap_or_default()
                 ))
             }
-            CliRequest::CanUseTool(_) if !self.config.can_use_tool => {
-                Some(Err("this host does not answer can_use_tool".to_owned()))
-            }
-            CliRequest::Elicitation(_) if !self.config.elicitation => {
-                Some(Ok(serde_json::json!({"action": "decline"})))
-            }
+            CliRequest::HookCallback(_) | CliRequest::McpMessage(_) => None,
             CliRequest::Unknown(u) => Some(Err(format!(
                 "Unsupported control request subtype: {}",
                 u.get_str("subtype").unwrap_or("?")
             ))),
-            _ => None,
+            CliRequest::Elicitation(_) if !self.config.answers.contains("elicitation") => {
+                Some(Ok(serde_json::json!({"action": "decline"})))
+            }
+            other => match other.tag() {
+                Some(subtype) if self.config.answers.contains(subtype) => None,
+                subtype => Some(Err(format!(
+                    "this host does not answer {}",
+                    subtype.unwrap_or("this request")
+                ))),
+            },
         };
         match automatic {
             Some(answer) => {
@@ -568,10 +826,14 @@ impl Session {
                     self.reply(id.as_str(), answer);
                 }
             }
-            None => self.events.push_back(Event::Request {
-                id,
-                request: Box::new(request.request.clone()),
-            }),
+            None => {
+                let request = Box::new(request.request.clone());
+                self.actions.push_back(Action::Dispatch {
+                    id: id.clone(),
+                    request: request.clone(),
+                });
+                self.events.push_back(Event::Request { id, request });
+            }
         }
     }
 

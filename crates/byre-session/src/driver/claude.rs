@@ -180,8 +180,9 @@ impl Claude {
         }
         let mut config = SessionConfig::new(initialize);
         config.mcp_servers.extend(options.mcp_servers.drain(..));
-        config.can_use_tool = options.handlers.contains_key("can_use_tool");
-        config.elicitation = options.handlers.contains_key("elicitation");
+        config
+            .answers
+            .extend(options.handlers.keys().map(|subtype| subtype.to_string()));
         if let Some(timeout) = options.request_timeout {
             config.initialize_timeout = timeout;
             config.request_timeout = timeout;
@@ -209,12 +210,12 @@ impl Claude {
         let shared = Arc::new(Mutex::new(Shared::default()));
         let (ready_tx, ready_rx) = watch::channel(None);
         let driver = Driver {
-            session: Session::new(config, Instant::now()),
+            session: Session::with_data(config, Instant::now()),
             process: Some(process),
             reader: reader::Reader::spawn(stdout, max_line, keep_lines),
             writer: Some(stdin),
             events: events_tx,
-            pending_events: Default::default(),
+            seen: 0,
             commands: commands_rx,
             hooks: hook_handlers,
             handlers,
@@ -222,19 +223,16 @@ impl Claude {
             outbox,
             running: JoinSet::new(),
             running_ids: HashMap::new(),
-            waiting: HashMap::new(),
             shared: shared.clone(),
             transcript,
             ready: ready_tx,
             lines_read: 0,
-            early_result: None,
             resume: options.launch.resume.clone(),
             exit: None,
             exit_waiters: Vec::new(),
-            end_input_when_idle: false,
             handler_timeout: options.handler_timeout,
             turn_span: None,
-            request_spans: HashMap::new(),
+            init_span: None,
         };
         // Everything the driver does happens inside the session's span: its turns, control
         // requests both ways, the exit.

@@ -183,6 +183,7 @@ impl Error {
                 RequestFailure::Refused { .. } => Fault::Refused,
                 RequestFailure::TimedOut(_) | RequestFailure::Cancelled => Fault::Timeout,
                 RequestFailure::Exited(_) => Fault::Exited,
+                RequestFailure::NotSent(_) => Fault::Usage,
             },
             Error::Closed(_) => Fault::Exited,
         }

@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use byre_proto::{CliRequest, RawJson};
+use byre_proto::{CliRequest, HostMessage, HostRequest, RawJson};
 use byre_transport::{CliProcess, ExitInfo, Frame, LaunchError, TranscriptWriter};
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
@@ -19,7 +19,8 @@ use super::error::Error;
 use super::options::{HookHandler, Outbox, RequestHandler};
 use super::{queue, reader};
 use crate::correlation::RequestId;
-use crate::session::{Event, Session};
+use crate::session::{Action, Event, RequestFailure, Session, StartFailure};
+use crate::turns::TurnEvent;
 
 /// What one turn of the driver loop found (a short-lived value: its size does not matter).
 #[allow(clippy::large_enum_variant)]
@@ -32,15 +33,25 @@ pub(super) enum Step {
     Timeout,
 }
 
+/// What the driver registers with each host request it sends: it comes back with the answer.
+#[derive(Debug)]
+pub(super) struct Waiter {
+    /// Who waits for the answer.
+    reply: oneshot::Sender<Result<Option<RawJson>, Error>>,
+    /// The request's span, and when it was sent.
+    span: tracing::Span,
+    sent: Instant,
+}
+
 pub(super) struct Driver {
-    pub(super) session: Session,
+    pub(super) session: Session<Waiter>,
     pub(super) process: Option<CliProcess>,
     pub(super) reader: reader::Reader,
     /// The CLI's stdin, while it is open.
     pub(super) writer: Option<tokio::process::ChildStdin>,
     pub(super) events: queue::Producer<Event>,
-    /// Events taken from the core and not yet handed to the stream.
-    pub(super) pending_events: std::collections::VecDeque<Event>,
+    /// How many events at the front of the core's queue the driver has looked at already.
+    pub(super) seen: usize,
     pub(super) commands: mpsc::UnboundedReceiver<Command>,
     pub(super) hooks: HashMap<String, HookHandler>,
     pub(super) handlers: HashMap<&'static str, RequestHandler>,
@@ -50,53 +61,37 @@ pub(super) struct Driver {
     pub(super) outbox: Outbox,
     pub(super) running: JoinSet<(RequestId, Result<Value, String>)>,
     pub(super) running_ids: HashMap<RequestId, tokio::task::AbortHandle>,
-    pub(super) waiting: HashMap<RequestId, oneshot::Sender<Result<Option<RawJson>, Error>>>,
     pub(super) shared: Arc<Mutex<Shared>>,
     pub(super) transcript: Option<TranscriptWriter>,
     pub(super) ready: watch::Sender<Ready>,
     pub(super) lines_read: u64,
-    /// A `result` the CLI wrote before answering `initialize` (a start-up failure).
-    pub(super) early_result: Option<Box<byre_proto::ResultMessage>>,
     /// The session being resumed, to name it when the CLI does not have it.
     pub(super) resume: Option<String>,
     /// How the CLI ended, once it has.
     pub(super) exit: Option<ExitInfo>,
     /// [`Claude::wait`] calls waiting for the exit.
     pub(super) exit_waiters: Vec<oneshot::Sender<Result<ExitInfo, Error>>>,
-    /// [`Claude::end_input`] was called while the host serves the CLI's requests: stdin closes
-    /// once the run is idle and no handler runs.
-    pub(super) end_input_when_idle: bool,
     /// How long a handler may take ([`Options::handler_timeout`]).
     pub(super) handler_timeout: Option<Duration>,
     /// The span of the running turn: host requests sent during it are its children.
     pub(super) turn_span: Option<tracing::Span>,
-    /// The span of each host request in flight, and when it was sent.
-    pub(super) request_spans: HashMap<RequestId, (tracing::Span, Instant)>,
+    /// The span of `initialize` (which the core sends), and when it went out.
+    pub(super) init_span: Option<(tracing::Span, Instant)>,
 }
 
 impl Driver {
     pub(super) async fn run(mut self) {
         let mut stdout_open = true;
         loop {
-            self.flush_transmit().await;
-            self.take_events();
-            if self.end_input_when_idle
-                && self.running_ids.is_empty()
-                && self.session.turns().may_close_stdin(true)
-            {
-                self.end_input_when_idle = false;
-                self.close_stdin().await;
-            }
-            // Hand over what fits now; the rest waits for room below.
-            if self.events.push_now(&mut self.pending_events).is_err() {
+            self.settle().await;
+            let pending = self.session.events_mut();
+            if self.events.push_now(pending).is_err() {
                 // Nobody listens: keep running for the handle's sake, drop events.
-                self.pending_events.clear();
+                pending.clear();
             }
-            if !stdout_open
-                && self.process.is_none()
-                && self.pending_events.is_empty()
-                && !self.events.is_closed()
-            {
+            self.seen = self.seen.min(self.session.events_mut().len());
+            let has_event = !self.session.events_mut().is_empty();
+            if !stdout_open && self.process.is_none() && !has_event && !self.events.is_closed() {
                 // The CLI has exited and every event is handed over: the stream ends after it.
                 self.events.close();
             }
@@ -108,9 +103,8 @@ impl Driver {
                 }
             };
             // Read from the CLI only when every event so far has been handed over.
-            let can_read = stdout_open && self.pending_events.is_empty();
-            let has_event = !self.pending_events.is_empty();
-            let (events, pending) = (&self.events, &mut self.pending_events);
+            let can_read = stdout_open && !has_event;
+            let (events, pending) = (&self.events, self.session.events_mut());
             let step = tokio::select! {
                 lines = self.reader.next(), if can_read => Step::Lines(lines),
                 pushed = std::future::poll_fn(|cx| events.poll_push(pending, cx)), if has_event => {
@@ -129,21 +123,14 @@ impl Driver {
                     stdout_open = false;
                     self.on_exit().await;
                 }
-                Step::Delivered => {}
-                Step::NoListener => self.pending_events.clear(),
+                Step::Delivered => self.seen = self.seen.min(self.session.events_mut().len()),
+                Step::NoListener => self.session.events_mut().clear(),
                 Step::Command(Some(Command::Send(message))) => {
                     // A closed session refuses it; the handle learns why from `ended`.
                     let _ = self.session.send_user(message);
                 }
                 Step::Command(Some(Command::Request(request, timeout, reply))) => {
-                    match self.session.request(Instant::now(), request, timeout) {
-                        Ok(id) => {
-                            self.waiting.insert(id, reply);
-                        }
-                        Err(e) => {
-                            let _ = reply.send(Err(Error::Closed(e.to_string())));
-                        }
-                    }
+                    self.request(request, timeout, reply)
                 }
                 Step::Command(Some(Command::Close(reply))) => {
                     let _ = reply.send(self.shutdown().await);
@@ -154,46 +141,209 @@ impl Driver {
                     let _ = self.shutdown().await;
                     return;
                 }
-                Step::Handled(done) => {
-                    let (id, answer) = match done {
-                        Ok(done) => done,
-                        Err(e) => {
-                            // A handler that panicked (or was aborted): find its id.
-                            let task = e.id();
-                            let Some(id) = self
-                                .running_ids
-                                .iter()
-                                .find(|(_, h)| h.id() == task)
-                                .map(|(id, _)| id.clone())
-                            else {
-                                continue;
-                            };
-                            let why = if e.is_panic() {
-                                tracing::warn!(id = %id, "a handler panicked; answered with an error");
-                                "the handler panicked"
-                            } else {
-                                "cancelled"
-                            };
-                            (id, Err(why.to_owned()))
-                        }
-                    };
-                    if self.running_ids.remove(&id).is_some() {
-                        let _ = self.session.answer(&id, answer);
-                    }
-                }
+                Step::Handled(done) => self.handled(done),
                 Step::Timeout => self.session.handle_timeout(Instant::now()),
             }
-            if !stdout_open && self.process.is_none() && self.pending_events.is_empty() {
+            if !stdout_open && self.process.is_none() && self.commands.is_closed() {
                 // Keep serving commands (they fail with Closed) until the handle goes away.
-                self.take_events();
-                if self.pending_events.is_empty() && self.commands.is_closed() {
+                self.settle().await;
+                if self.session.events_mut().is_empty() {
                     return;
                 }
             }
         }
     }
 
-    /// Passes one line read from the CLI to the core (and the transcript).
+    /// Drains the core's outputs: writes what it transmits, carries out its actions and looks
+    /// at the new events (for tracing and the handle's session id).
+    async fn settle(&mut self) {
+        loop {
+            self.flush_transmit().await;
+            self.observe_events();
+            let Some(action) = self.session.poll_action() else {
+                return;
+            };
+            match action {
+                Action::Dispatch { id, request } => self.dispatch(id, *request),
+                Action::Abort { id } => {
+                    if let Some(handle) = self.running_ids.remove(&id) {
+                        handle.abort();
+                    }
+                }
+                Action::Answered {
+                    subtype,
+                    result,
+                    data,
+                    ..
+                } => {
+                    let Some(waiter) = data else {
+                        // `initialize`, which the core sent.
+                        if let Some((span, sent)) = self.init_span.take() {
+                            let elapsed_ms = sent.elapsed().as_secs_f64() * 1000.0;
+                            span.in_scope(|| match &result {
+                                Ok(_) => tracing::debug!(elapsed_ms, "answered"),
+                                Err(failure) => tracing::info!(elapsed_ms, %failure, "failed"),
+                            });
+                        }
+                        continue;
+                    };
+                    let elapsed_ms = waiter.sent.elapsed().as_secs_f64() * 1000.0;
+                    waiter.span.in_scope(|| match &result {
+                        Ok(_) => tracing::debug!(elapsed_ms, "answered"),
+                        Err(failure) => tracing::info!(elapsed_ms, %failure, "failed"),
+                    });
+                    let _ = waiter
+                        .reply
+                        .send(result.map_err(|failure| Error::Request { subtype, failure }));
+                }
+                Action::Ready(Ok(init)) => {
+                    self.shared.lock().expect("shared state").initialized = Some(Arc::new(*init));
+                    self.set_ready(Ok(()));
+                }
+                Action::Ready(Err(failure)) => {
+                    let error = self.start_error(failure);
+                    self.set_ready(Err(error));
+                }
+                Action::CloseStdin => self.close_stdin().await,
+            }
+        }
+    }
+
+    /// The error `Claude::start` gives for a start that failed.
+    fn start_error(&self, failure: StartFailure) -> Error {
+        match failure {
+            StartFailure::Request(failure) => Error::Request {
+                subtype: "initialize".into(),
+                failure,
+            },
+            StartFailure::BadAnswer(message) => Error::BadAnswer {
+                subtype: "initialize".into(),
+                message,
+            },
+            too_long @ StartFailure::LineTooLong { .. } => Error::BadAnswer {
+                subtype: "initialize".into(),
+                message: too_long.to_string(),
+            },
+            StartFailure::Exited { why, result } => {
+                let message = result
+                    .errors
+                    .as_ref()
+                    .filter(|e| !e.is_empty())
+                    .map(|e| e.join("; "))
+                    .unwrap_or(why);
+                match &self.resume {
+                    Some(session_id) if result.is_error == Some(true) => Error::UnknownSession {
+                        session_id: session_id.clone(),
+                        message,
+                    },
+                    _ => Error::StartFailed {
+                        message,
+                        result: Some(result),
+                    },
+                }
+            }
+        }
+    }
+
+    /// Looks at the events the core produced since the last look (they stay queued).
+    fn observe_events(&mut self) {
+        let events = self.session.events_mut();
+        for event in events.iter().skip(self.seen) {
+            match event {
+                Event::Turn(TurnEvent::SessionId { session_id, .. }) => {
+                    tracing::Span::current().record("session_id", session_id.as_str());
+                    self.shared.lock().expect("shared state").session_id = Some(session_id.clone());
+                }
+                Event::Turn(TurnEvent::TurnStarted { turn, origin, .. }) => {
+                    let span = tracing::info_span!("turn", turn = turn.get(), origin = ?origin);
+                    span.in_scope(|| tracing::debug!("started"));
+                    self.turn_span = Some(span);
+                }
+                Event::Turn(TurnEvent::TurnEnded { turn, outcome, .. }) => {
+                    let span = self
+                        .turn_span
+                        .take()
+                        .unwrap_or_else(|| tracing::info_span!("turn", turn = turn.get()));
+                    span.in_scope(|| {
+                        tracing::info!(subtype = %outcome.subtype, is_error = outcome.is_error, "ended")
+                    });
+                }
+                Event::Protocol(problem) => tracing::warn!(%problem, "the CLI broke the protocol"),
+                _ => {}
+            }
+        }
+        self.seen = events.len();
+    }
+
+    /// Sends a host request; `reply` gets its answer.
+    fn request(
+        &mut self,
+        request: HostRequest,
+        timeout: Option<Duration>,
+        reply: oneshot::Sender<Result<Option<RawJson>, Error>>,
+    ) {
+        let subtype = request.tag().unwrap_or("?").to_owned();
+        let span = match &self.turn_span {
+            Some(turn) => {
+                tracing::debug_span!(parent: turn, "control_request", id = tracing::field::Empty, subtype, from = "host")
+            }
+            None => tracing::debug_span!(
+                "control_request",
+                id = tracing::field::Empty,
+                subtype,
+                from = "host"
+            ),
+        };
+        if let Err(e) = self.session.check_open() {
+            let _ = reply.send(Err(Error::Closed(e.to_string())));
+            return;
+        }
+        let waiter = Waiter {
+            reply,
+            span: span.clone(),
+            sent: Instant::now(),
+        };
+        if let Ok(id) = self
+            .session
+            .request_with(Instant::now(), request, timeout, waiter)
+        {
+            span.record("id", id.as_str());
+            span.in_scope(|| tracing::debug!("sent"));
+        }
+    }
+
+    /// A handler finished (or panicked, or was aborted): its request gets its one answer.
+    fn handled(
+        &mut self,
+        done: Result<(RequestId, Result<Value, String>), tokio::task::JoinError>,
+    ) {
+        let (id, answer) = match done {
+            Ok(done) => done,
+            Err(e) => {
+                // A handler that panicked (or was aborted): find its id.
+                let task = e.id();
+                let Some(id) = self
+                    .running_ids
+                    .iter()
+                    .find(|(_, h)| h.id() == task)
+                    .map(|(id, _)| id.clone())
+                else {
+                    return;
+                };
+                let why = if e.is_panic() {
+                    tracing::warn!(id = %id, "a handler panicked; answered with an error");
+                    "the handler panicked"
+                } else {
+                    "cancelled"
+                };
+                (id, Err(why.to_owned()))
+            }
+        };
+        if self.running_ids.remove(&id).is_some() {
+            let _ = self.session.answer(&id, answer);
+        }
+    }
+
     /// Takes a batch of lines read together (one clock reading serves them all).
     fn on_lines(&mut self, lines: Vec<reader::Line>) {
         let now = Instant::now();
@@ -202,15 +352,11 @@ impl Driver {
         }
     }
 
+    /// Passes one line read from the CLI to the core (and the transcript).
     fn on_line(&mut self, now: Instant, line: reader::Line) {
         match line.frame {
             Frame::Message(message) => {
                 self.lines_read += 1;
-                if let byre_proto::CliMessage::Result(result) = &message {
-                    if !self.session.is_initialized() {
-                        self.early_result = Some(result.clone());
-                    }
-                }
                 if let (Some(t), Some(bytes)) = (&mut self.transcript, &line.bytes) {
                     let _ = t.record_recv(bytes, &message);
                 }
@@ -225,20 +371,11 @@ impl Driver {
                 } else {
                     format!("{}; it starts {:?}", bad.reason, bad.head)
                 };
-                if matches!(bad.reason, byre_transport::BadLineReason::TooLong { .. })
-                    && !self.session.is_initialized()
-                {
-                    // The longest early line is the initialize answer: waiting for it would
-                    // only end in the initialize timeout.
-                    self.set_ready(Err(Error::BadAnswer {
-                        subtype: "initialize".into(),
-                        message: format!(
-                            "a {}-byte line came before the answer and was skipped ({});                              raise the line limit",
-                            bad.len, bad.reason
-                        ),
-                    }));
+                if matches!(bad.reason, byre_transport::BadLineReason::TooLong { .. }) {
+                    self.session.handle_long_line(now, bad.len, why);
+                } else {
+                    self.session.handle_bad_line(now, bad.len, why);
                 }
-                self.session.handle_bad_line(now, bad.len, why);
             }
         }
     }
@@ -248,32 +385,25 @@ impl Driver {
         let mut out = Vec::new();
         let mut ends = Vec::new();
         while let Some(line) = self.session.poll_transmit() {
-            if let byre_proto::HostMessage::ControlRequest(request) = &line {
-                let subtype = request.request.tag().unwrap_or("?");
-                let span = match &self.turn_span {
-                    Some(turn) => tracing::debug_span!(
-                        parent: turn,
+            if let HostMessage::ControlRequest(request) = &line {
+                if request.request.tag() == Some("initialize") && self.init_span.is_none() {
+                    let span = tracing::debug_span!(
                         "control_request",
                         id = %request.request_id,
-                        subtype,
+                        subtype = "initialize",
                         from = "host"
-                    ),
-                    None => tracing::debug_span!(
-                        "control_request",
-                        id = %request.request_id,
-                        subtype,
-                        from = "host"
-                    ),
-                };
-                span.in_scope(|| tracing::debug!("sent"));
-                self.request_spans.insert(
-                    RequestId::new(request.request_id.clone()),
-                    (span, Instant::now()),
-                );
+                    );
+                    span.in_scope(|| tracing::debug!("sent"));
+                    self.init_span = Some((span, Instant::now()));
+                }
             }
             // Encoded once: the same bytes go to the CLI and to the transcript.
-            let Ok(bytes) = byre_transport::encode_line(&line) else {
-                continue;
+            let bytes = match byre_transport::encode_line(&line) {
+                Ok(bytes) => bytes,
+                Err(e) => match self.unencodable(&line, &e.to_string()) {
+                    Some(bytes) => bytes,
+                    None => continue,
+                },
             };
             out.extend_from_slice(&bytes);
             ends.push(out.len());
@@ -298,6 +428,32 @@ impl Driver {
         }
     }
 
+    /// A line that does not encode. An answer to the CLI becomes an error answer (the request
+    /// still gets its one answer); a host request fails for its caller; anything else is
+    /// reported. Returns the bytes to send instead, if any.
+    fn unencodable(&mut self, line: &HostMessage, why: &str) -> Option<Vec<u8>> {
+        tracing::error!(%why, kind = line.tag().unwrap_or("?"), "a line to the CLI does not encode");
+        self.note(&format!("a line to the CLI does not encode: {why}"));
+        match line {
+            HostMessage::ControlResponse(response) => {
+                let id = response.request_id()?.to_owned();
+                let fallback = HostMessage::ControlResponse(byre_proto::ControlResponse::error(
+                    &id,
+                    format!("the host's answer does not encode: {why}"),
+                    None,
+                ));
+                byre_transport::encode_line(&fallback).ok()
+            }
+            HostMessage::ControlRequest(request) => {
+                let id = RequestId::new(request.request_id.clone());
+                self.session
+                    .abandon(&id, RequestFailure::NotSent(why.to_owned()));
+                None
+            }
+            _ => None,
+        }
+    }
+
     /// Writes whole lines (each with its newline) on the CLI's stdin, if it is open.
     async fn write_line(&mut self, bytes: &[u8]) {
         if let Some(stdin) = &mut self.writer {
@@ -305,79 +461,6 @@ impl Driver {
                 // The CLI is gone; the reader sees its exit.
                 self.writer = None;
             }
-        }
-    }
-
-    /// Moves the core's events into the delivery queue, acting on those the driver handles.
-    fn take_events(&mut self) {
-        while let Some(event) = self.session.poll_event() {
-            match &event {
-                Event::Initialized(init) => {
-                    self.shared.lock().expect("shared state").initialized =
-                        Some(Arc::new((**init).clone()));
-                    self.set_ready(Ok(()));
-                }
-                Event::Response {
-                    id,
-                    subtype,
-                    result,
-                } => {
-                    if let Some((span, sent)) = self.request_spans.remove(id) {
-                        let elapsed_ms = sent.elapsed().as_secs_f64() * 1000.0;
-                        span.in_scope(|| match result {
-                            Ok(_) => tracing::debug!(elapsed_ms, "answered"),
-                            Err(failure) => tracing::info!(elapsed_ms, %failure, "failed"),
-                        });
-                    }
-                    if let Some(reply) = self.waiting.remove(id) {
-                        let _ = reply.send(result.clone().map_err(|failure| Error::Request {
-                            subtype: subtype.clone(),
-                            failure,
-                        }));
-                    } else if subtype == "initialize" {
-                        if let Err(failure) = result {
-                            self.set_ready(Err(Error::Request {
-                                subtype: subtype.clone(),
-                                failure: failure.clone(),
-                            }));
-                        }
-                    }
-                }
-                Event::Request { id, request } => {
-                    // Delivered for information; the driver answers it.
-                    self.dispatch(id.clone(), CliRequest::clone(request));
-                }
-                Event::RequestCancelled { id } => {
-                    if let Some(handle) = self.running_ids.remove(id) {
-                        handle.abort();
-                    }
-                }
-                Event::Turn(crate::turns::TurnEvent::SessionId { session_id, .. }) => {
-                    tracing::Span::current().record("session_id", session_id.as_str());
-                    self.shared.lock().expect("shared state").session_id = Some(session_id.clone());
-                }
-                Event::Turn(crate::turns::TurnEvent::TurnStarted { turn, origin, .. }) => {
-                    let span = tracing::info_span!("turn", turn = turn.get(), origin = ?origin);
-                    span.in_scope(|| tracing::debug!("started"));
-                    self.turn_span = Some(span);
-                }
-                Event::Turn(crate::turns::TurnEvent::TurnEnded { turn, outcome, .. }) => {
-                    let span = self
-                        .turn_span
-                        .take()
-                        .unwrap_or_else(|| tracing::info_span!("turn", turn = turn.get()));
-                    span.in_scope(|| {
-                        tracing::info!(
-                            subtype = %outcome.subtype,
-                            is_error = outcome.is_error,
-                            "ended"
-                        )
-                    });
-                }
-                Event::Protocol(problem) => tracing::warn!(%problem, "the CLI broke the protocol"),
-                _ => {}
-            }
-            self.pending_events.push_back(event);
         }
     }
 
@@ -482,33 +565,10 @@ impl Driver {
         self.writer = None;
         self.running.abort_all();
         self.running_ids.clear();
-        if let Some(result) = self.early_result.take() {
-            // The CLI refused to start and said why in an error result.
-            let message = result
-                .errors
-                .as_ref()
-                .filter(|e| !e.is_empty())
-                .map(|e| e.join("; "))
-                .unwrap_or_else(|| why.clone());
-            self.set_ready(Err(match &self.resume {
-                Some(session_id) if result.is_error == Some(true) => Error::UnknownSession {
-                    session_id: session_id.clone(),
-                    message,
-                },
-                _ => Error::StartFailed {
-                    message,
-                    result: Some(result),
-                },
-            }));
-        }
         self.session.handle_exit(why.clone());
         self.shared.lock().expect("shared state").ended = Some(why.clone());
-        // An `initialize` still waiting fails as a request the exit ended.
-        self.take_events();
-        self.set_ready(Err(Error::StartFailed {
-            message: why.clone(),
-            result: None,
-        }));
+        // An `initialize` still waiting fails as the core says.
+        self.settle().await;
         let waiters = std::mem::take(&mut self.exit_waiters);
         for waiter in waiters {
             let _ = waiter.send(self.exit.clone().ok_or_else(|| Error::Closed(why.clone())));
@@ -574,13 +634,11 @@ impl Driver {
             }
             Direct::Note(text) => self.note(&text),
             Direct::EndInput => {
-                if self.hooks.is_empty() && self.handlers.is_empty() && self.mcp.is_empty() {
-                    self.close_stdin().await;
-                } else {
-                    // The CLI may still ask a hook, a permission or an MCP tool: keep stdin
-                    // open until the run is idle (checked at the top of the loop).
-                    self.end_input_when_idle = true;
-                }
+                // The CLI may still ask a hook, a permission or an MCP tool: the core closes
+                // stdin once the run is idle.
+                let serves =
+                    !(self.hooks.is_empty() && self.handlers.is_empty() && self.mcp.is_empty());
+                self.session.end_input(serves);
             }
             Direct::Wait(reply) => {
                 if let Some(exit) = &self.exit {
@@ -657,10 +715,11 @@ impl Driver {
         for waiter in std::mem::take(&mut self.exit_waiters) {
             let _ = waiter.send(result.clone());
         }
-        self.take_events();
+        self.settle().await;
         // A consumer that stopped reading must not make `close` wait forever: the last events
         // go in over the queue's capacity.
-        self.events.push_all(&mut self.pending_events);
+        self.events.push_all(self.session.events_mut());
+        self.seen = 0;
         if let Some(t) = &mut self.transcript {
             let _ = t.flush();
         }

@@ -129,7 +129,7 @@ impl Harness {
             ..InitializeRequest::default()
         };
         let mut config = SessionConfig::new(init);
-        config.can_use_tool = true;
+        config.answers.insert("can_use_tool".into());
         let mut h = Harness {
             session: Session::new(config, now),
             now,

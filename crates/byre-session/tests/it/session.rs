@@ -50,7 +50,7 @@ fn config_of(entries: &[Value]) -> Option<SessionConfig> {
             servers.insert(r["server_name"].as_str().unwrap().to_owned());
         }
         if e["dir"] == "recv" && r["subtype"] == "can_use_tool" {
-            config.can_use_tool = true;
+            config.answers.insert("can_use_tool".into());
         }
     }
     config.mcp_servers = servers;
@@ -417,7 +417,7 @@ fn an_mcp_server_served_and_forgotten_on_a_live_session() {
 fn a_cancelled_cli_request_gets_no_answer() {
     let now = Instant::now();
     let mut config = SessionConfig::new(InitializeRequest::default());
-    config.can_use_tool = true;
+    config.answers.insert("can_use_tool".into());
     let mut session = ready_session(config, now);
     session.handle_message(now, cli(r#"{"type":"control_request","request_id":"p1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{}}}"#));
     session.handle_message(
