@@ -12,12 +12,20 @@
 //! - **commands** — [`Session::send_user`], [`Session::request`], [`Session::answer`],
 //!   [`Session::cancel`];
 //! - **outputs** — [`Session::poll_transmit`] (lines to write on the CLI's stdin, in order),
+//!   [`Session::poll_action`] (work for the driver: run a handler, stop one, hand a host
+//!   request's answer to its caller, report ready or failed, close stdin),
 //!   [`Session::poll_event`] (events for the user), [`Session::poll_timeout`] (the next
 //!   deadline).
 //!
 //! After any input or command, drain the outputs: call `poll_transmit` until it returns `None`
-//! and write each line, `poll_event` until `None` and deliver each event, then read
+//! and write each line, `poll_action` until `None` and carry out each action (writing what it
+//! transmits first), `poll_event` until `None` and deliver each event, then read
 //! `poll_timeout` and arm a timer. Nothing happens between calls.
+//!
+//! The core owns every protocol rule: which CLI requests the host answers
+//! ([`SessionConfig::answers`], registered hook callbacks and MCP servers; the rest get their
+//! one answer here), when the start has failed ([`StartFailure`]), and when stdin may close
+//! after [`Session::end_input`]. A driver only moves bytes, time and handler calls.
 //!
 //! ```
 //! use std::time::{Duration, Instant};
@@ -40,16 +48,21 @@ use std::collections::{BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use byre_proto::{
-    CliControlRequest, CliMessage, CliRequest, ControlResponse, ControlResponseBody, ErrorCode,
-    HostMessage, HostRequest, InitializeRequest, InitializeResponse, JsonRpcMessage,
-    McpMessageResponse, RawJson, ResultMessage, UserMessage,
+    CliControlRequest, CliMessage, CliRequest, ControlResponse, ControlResponseBody, HostMessage,
+    HostRequest, InitializeRequest, InitializeResponse, JsonRpcMessage, McpMessageResponse,
+    ResultMessage, UserMessage,
 };
-use serde_json::Value;
 
-use crate::assembly::{Assembler, AssemblyEvent};
+use crate::assembly::Assembler;
 use crate::correlation::{Pending, RequestId, RequestTable};
-use crate::tasks::{TaskEvent, TaskTree};
-use crate::turns::{TurnEvent, TurnTracker};
+use crate::tasks::TaskTree;
+use crate::turns::TurnTracker;
+
+mod outputs;
+
+pub use self::outputs::{
+    Action, Answer, Event, ProtocolViolation, RequestFailure, StartFailure, UsageError,
+};
 
 /// How a session starts and how long it waits.
 #[derive(Debug, Clone)]
@@ -102,202 +115,6 @@ impl SessionConfig {
             .flat_map(|m| m.hook_callback_ids.iter().cloned())
             .collect()
     }
-}
-
-/// Something the user hears about, in order.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum Event {
-    /// A message from the CLI (every one, control lines included, in the order read).
-    Message(CliMessage),
-    /// The answer to `initialize`.
-    Initialized(Box<InitializeResponse>),
-    /// The answer to a host request.
-    Response {
-        /// The request.
-        id: RequestId,
-        /// Its subtype.
-        subtype: String,
-        /// Its payload, or why it failed.
-        result: Result<Option<RawJson>, RequestFailure>,
-    },
-    /// A CLI request the host must answer with [`Session::answer`].
-    Request {
-        /// The CLI's request id.
-        id: RequestId,
-        /// What it asks (boxed: it is large, and most events are small).
-        request: Box<CliRequest>,
-    },
-    /// The CLI withdrew one of its requests: its handler should stop; no answer is sent.
-    RequestCancelled {
-        /// The request.
-        id: RequestId,
-    },
-    /// A turn started or ended, the session id became known, or the run went idle.
-    Turn(TurnEvent),
-    /// A task changed.
-    Task(TaskEvent),
-    /// A piece of a streamed message.
-    Assembly(AssemblyEvent),
-    /// The CLI broke the protocol; the session goes on.
-    Protocol(ProtocolViolation),
-}
-
-impl Event {
-    /// The answer's text as it streams: the text of a text delta, else `None`. A message that arrives whole, without deltas, is not
-    /// counted here: [`Turn`](crate::Turn) gathers both.
-    pub fn text(&self) -> Option<&str> {
-        match self {
-            Event::Assembly(crate::assembly::AssemblyEvent::Delta {
-                delta: byre_proto::Delta::Text(t),
-                ..
-            }) => Some(&t.text),
-            _ => None,
-        }
-    }
-}
-
-/// Why a host request has no success answer.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum RequestFailure {
-    /// The CLI answered with an error.
-    #[error("the CLI refused: {message}{}", code.as_ref().map(|c| format!(" ({c})")).unwrap_or_default())]
-    Refused {
-        /// Its message.
-        message: String,
-        /// Its code (`unsupported_request`, `invalid_mode`, ...).
-        code: Option<ErrorCode>,
-    },
-    /// No answer came in time.
-    #[error("no answer within {0:?}")]
-    TimedOut(Duration),
-    /// The host withdrew it.
-    #[error("cancelled by the host")]
-    Cancelled,
-    /// It was never sent: it does not encode as JSON.
-    #[error("not sent: {0}")]
-    NotSent(String),
-    /// The CLI exited first.
-    #[error("the CLI exited: {0}")]
-    Exited(String),
-}
-
-/// A way the CLI broke the protocol. Reported, never fatal.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ProtocolViolation {
-    /// A control answer for no request in flight (late, stray or repeated).
-    #[error("a control_response for unknown request {0}")]
-    UnknownResponse(String),
-    /// A request id that is already in flight.
-    #[error("the CLI reused request id {0} while it was in flight")]
-    DuplicateRequestId(String),
-    /// A `control_request` whose body did not decode (a field of the wrong type, or missing):
-    /// it was answered with an error at once, so the CLI does not wait.
-    #[error("the CLI's request {id} does not decode: {why}")]
-    UndecodableRequest {
-        /// The CLI's request id.
-        id: String,
-        /// Why the decode failed.
-        why: String,
-    },
-    /// A line from the CLI that is not a message (not JSON, not an object, no `type`, or over
-    /// the line limit): skipped, and the stream goes on.
-    #[error("a bad line from the CLI ({len} bytes): {why}")]
-    BadLine {
-        /// The line's length in bytes.
-        len: usize,
-        /// Why it is not a message, with its first bytes when it has them.
-        why: String,
-    },
-    /// The `initialize` answer did not decode.
-    #[error("the initialize answer does not decode: {0}")]
-    BadInitializeAnswer(String),
-}
-
-/// The host's answer to a CLI request: a success payload, or an error message.
-pub type Answer = Result<Value, String>;
-
-/// A misuse of the session API.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum UsageError {
-    /// [`Session::answer`] for a request that is not in flight (never sent, answered, or
-    /// cancelled by the CLI).
-    #[error("no CLI request {0} is waiting for an answer")]
-    NotWaiting(String),
-    /// The session is closed.
-    #[error("the session is closed")]
-    Closed,
-}
-
-/// Work for the driver, kept apart from the user's events ([`Session::poll_action`]).
-///
-/// `T` is what the driver registered with a host request ([`Session::request_with`]): it comes
-/// back with the answer, so the driver keeps no table of its own.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Action<T> {
-    /// Run the host's handler for this CLI request and give its result to
-    /// [`Session::answer`]; exactly one answer is sent.
-    Dispatch {
-        /// The CLI's request id.
-        id: RequestId,
-        /// What it asks.
-        request: Box<CliRequest>,
-    },
-    /// Stop the handler of this request: the CLI withdrew it, or exited. No answer is sent.
-    Abort {
-        /// The request.
-        id: RequestId,
-    },
-    /// A host request was answered, failed, timed out or was cancelled.
-    Answered {
-        /// The request.
-        id: RequestId,
-        /// Its subtype.
-        subtype: String,
-        /// Its payload, or why it failed.
-        result: Result<Option<RawJson>, RequestFailure>,
-        /// What the driver registered with it (`None` for `initialize`, which the core sends).
-        data: Option<T>,
-    },
-    /// The session is ready (the `initialize` answer), or will never be.
-    Ready(Result<Box<InitializeResponse>, StartFailure>),
-    /// Close the CLI's stdin, once every line polled so far is written: the input has ended
-    /// ([`Session::end_input`]) and nothing the host serves can be asked any more.
-    CloseStdin,
-}
-
-/// Why a session never became ready.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum StartFailure {
-    /// `initialize` failed: refused, timed out, or the CLI exited first.
-    #[error("initialize: {0}")]
-    Request(RequestFailure),
-    /// The `initialize` answer did not decode.
-    #[error("the initialize answer does not decode: {0}")]
-    BadAnswer(String),
-    /// A line over the length limit came before the answer and was skipped: the answer is
-    /// the longest early line, so waiting would only end in the timeout.
-    #[error("a {len}-byte line came before the initialize answer and was skipped ({why}); raise the line limit")]
-    LineTooLong {
-        /// The line's length.
-        len: usize,
-        /// What the framing layer said.
-        why: String,
-    },
-    /// The CLI wrote an error `result` and exited before answering (an unknown session to
-    /// resume, an invalid setting, ...).
-    #[error("the CLI stopped at start-up: {}", result.error_text().unwrap_or_else(|| why.clone()))]
-    Exited {
-        /// Its exit status and stderr tail.
-        why: String,
-        /// The result it wrote.
-        result: Box<ResultMessage>,
-    },
 }
 
 /// Where a session is.
