@@ -41,7 +41,9 @@ pub(crate) fn run() -> Result<bool, String> {
             "  a fake model on {} plays testdata/scenarios/demo.json",
             model.base_url()
         );
-        eprintln!("  byre serves an MCP tool (byre.lookup) and a PreToolUse hook for Bash in-process");
+        eprintln!(
+            "  byre serves an MCP tool (byre.lookup) and a PreToolUse hook for Bash in-process"
+        );
         eprintln!();
         eprintln!("$ byre run \"{PROMPT}\"");
         let setup_env = env.clone();
@@ -68,7 +70,8 @@ pub(crate) fn run() -> Result<bool, String> {
             ));
         }
         eprintln!(
-            "With an API key, the real thing: ANTHROPIC_API_KEY=... cargo run -p byre-cli -- run \"...\""
+            "With an API key, the real thing: \
+             ANTHROPIC_API_KEY=... cargo run -p byre-cli -- run \"...\""
         );
         Ok(true)
     })

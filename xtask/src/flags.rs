@@ -9,9 +9,9 @@ tasks:
   demo                                   run `byre run` offline against a scripted fake model
   test                                   fmt --check, clippy -D warnings, every test, strict replay
   replay [--strict] [--explain] PATH...  decode and re-encode transcripts (files or folders)
-  cli                                    install the pinned Claude Code CLI if missing; print its path
+  cli                                    install the pinned CLI if missing; print its path
   fake-model --script FILE [--port N]    serve a fake Messages API on loopback until Ctrl-C
-  record [SCENARIO...]                   run scenarios against the real CLI, write their transcripts";
+  record [SCENARIO...]                   run scenarios against the real CLI, record them";
 
 /// A parsed command line.
 pub(crate) enum Task {

@@ -1,4 +1,5 @@
-//! Tidy checks run as tests: every Rust file starts with a `//!` line saying its job.
+//! Tidy checks run as tests: every Rust file starts with a `//!` line saying its job; a
+//! source file (not a test) has at most 800 lines of at most 100 columns.
 
 #[cfg(test)]
 mod tests {
@@ -34,5 +35,56 @@ mod tests {
             missing.is_empty(),
             "files without a leading //! line: {missing:?}"
         );
+    }
+
+    /// The Rust files that are not tests or test fixtures: those under `src/`, `examples/`
+    /// and `benches/` of each crate, outside any `tests` folder.
+    fn source_files() -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        rust_files(&crate::project_root(), &mut files);
+        let root = crate::project_root();
+        files
+            .into_iter()
+            .filter(|f| {
+                let rel = f.strip_prefix(&root).unwrap_or(f);
+                let parts: Vec<_> = rel.iter().filter_map(|p| p.to_str()).collect();
+                !parts.contains(&"tests")
+                    && parts
+                        .iter()
+                        .any(|p| matches!(*p, "src" | "examples" | "benches"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn source_files_stay_short() {
+        let files = source_files();
+        assert!(files.len() > 10, "found only {} source files", files.len());
+        let long: Vec<_> = files
+            .iter()
+            .filter_map(|f| {
+                let lines = std::fs::read_to_string(f)
+                    .expect("readable file")
+                    .lines()
+                    .count();
+                (lines > 800).then(|| format!("{} ({lines} lines)", f.display()))
+            })
+            .collect();
+        assert!(long.is_empty(), "source files over 800 lines: {long:#?}");
+    }
+
+    #[test]
+    fn source_lines_stay_within_100_columns() {
+        let mut wide = Vec::new();
+        for f in source_files() {
+            let text = std::fs::read_to_string(&f).expect("readable file");
+            for (n, line) in text.lines().enumerate() {
+                let columns = line.chars().count();
+                if columns > 100 {
+                    wide.push(format!("{}:{} ({columns} columns)", f.display(), n + 1));
+                }
+            }
+        }
+        assert!(wide.is_empty(), "source lines over 100 columns: {wide:#?}");
     }
 }

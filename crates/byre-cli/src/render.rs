@@ -673,7 +673,11 @@ mod tests {
 
     #[test]
     fn the_closing_line_has_turns_duration_cost_and_session() {
-        let line = br#"{"type":"result","subtype":"success","is_error":false,"num_turns":2,"duration_ms":2300,"total_cost_usd":0.0012,"session_id":"abc"}"#;
+        let line = concat!(
+            r#"{"type":"result","subtype":"success","is_error":false,"num_turns":2,"#,
+            r#""duration_ms":2300,"total_cost_usd":0.0012,"session_id":"abc"}"#
+        )
+        .as_bytes();
         let CliMessage::Result(result) = CliMessage::from_slice(line).unwrap() else {
             panic!("a result")
         };
@@ -681,7 +685,11 @@ mod tests {
             closing_line(&result),
             "── done · 2 turns · 2.3s · $0.0012 · session abc"
         );
-        let line = br#"{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":1,"terminal_reason":"aborted_streaming"}"#;
+        let line = concat!(
+            r#"{"type":"result","subtype":"error_during_execution","is_error":true,"#,
+            r#""num_turns":1,"terminal_reason":"aborted_streaming"}"#
+        )
+        .as_bytes();
         let CliMessage::Result(result) = CliMessage::from_slice(line).unwrap() else {
             panic!("a result")
         };
@@ -689,7 +697,11 @@ mod tests {
             closing_line(&result),
             "── error: error_during_execution (aborted_streaming) · 1 turn"
         );
-        let line = br#"{"type":"result","subtype":"success","is_error":true,"num_turns":1,"terminal_reason":"api_error"}"#;
+        let line = concat!(
+            r#"{"type":"result","subtype":"success","is_error":true,"num_turns":1,"#,
+            r#""terminal_reason":"api_error"}"#
+        )
+        .as_bytes();
         let CliMessage::Result(result) = CliMessage::from_slice(line).unwrap() else {
             panic!("a result")
         };

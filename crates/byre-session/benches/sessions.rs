@@ -54,7 +54,8 @@ fn main() {
         tokio::time::sleep(Duration::from_millis(200)).await;
         let after = resident_bytes();
         eprintln!(
-            "idle: {IDLE} sessions, host resident set {:.1} MiB -> {:.1} MiB: {:.1} KiB per session",
+            "idle: {IDLE} sessions, host resident set {:.1} MiB -> {:.1} MiB: \
+             {:.1} KiB per session",
             before as f64 / 1048576.0,
             after as f64 / 1048576.0,
             (after.saturating_sub(before)) as f64 / IDLE as f64 / 1024.0,

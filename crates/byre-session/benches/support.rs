@@ -153,9 +153,13 @@ pub(crate) async fn run_stream(
 
 /// The kind of every message the consumer should see, in order.
 pub(crate) fn expected_kinds(stream: &StreamFile) -> Vec<Discriminant<CliMessage>> {
-    let answer = br#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1","response":{}}}"#;
+    let answer = concat!(
+        r#"{"type":"control_response","response":{"subtype":"success","#,
+        r#""request_id":"req_1","response":{}}}"#
+    )
+    .as_bytes();
     let bytes = std::fs::read(&stream.path).expect("the stream");
-    std::iter::once(&answer[..])
+    std::iter::once(answer)
         .chain(bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()))
         .map(|line| std::mem::discriminant(&CliMessage::from_slice(line).expect("decodes")))
         .collect()

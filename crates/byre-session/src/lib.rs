@@ -22,9 +22,10 @@
 //! [`Events`](driver::Events) stream with backpressure and no loss that ends when the CLI
 //! exits, handlers for hooks, permissions and in-process MCP servers that run concurrently and
 //! always answer (also when they panic), transcripts, the one-shot [`query`](driver::query),
-//! and a [`Pool`](driver::Pool) of sessions started ahead of need; [`Events::turn`](driver::Events::turn)
-//! gives one turn's events and its typed outcome. Without the feature the crate depends on
-//! byre-proto, serde_json and thiserror only (no tokio).
+//! and a [`Pool`](driver::Pool) of sessions started ahead of need;
+//! [`Events::turn`](driver::Events::turn) gives one turn's events and its typed outcome.
+//! Without the feature the crate depends on byre-proto, serde_json and thiserror only (no
+//! tokio).
 //!
 //! With the default `mcp` feature: [`mcp`], in-process MCP servers served over the control
 //! channel — any rmcp server handler, or tools written with the light [`Tool`](mcp::Tool) API —

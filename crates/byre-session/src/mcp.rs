@@ -76,10 +76,9 @@
 //! Servers can also be added to a live session ([`Claude::add_mcp_server`]) and removed
 //! ([`Claude::remove_mcp_server`]), with `mcp_set_servers`.
 //!
-//! Not done: the CLI's handshake shortcut (`sdkMcpServerManifests`). A server whose rmcp service stops (its
-//! handshake failed, or it ended) answers every later request with JSON-RPC `-32603`; it is not
-//! restarted within the session. The CLI (2.1.328) refuses `mcp_reconnect` for in-process
-//! servers.
+//! Not done: the CLI's handshake shortcut (`sdkMcpServerManifests`). A server whose rmcp
+//! service stopped is started again at its next request, at most three times a session; the
+//! CLI (2.1.328) refuses `mcp_reconnect` for in-process servers.
 
 mod bridge;
 mod tool;

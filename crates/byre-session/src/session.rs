@@ -38,8 +38,12 @@
 //! let Some(HostMessage::ControlRequest(init)) = session.poll_transmit() else { unreachable!() };
 //! assert_eq!(init.request_id, "req_1");
 //! // The CLI answers; the session reports it ready.
-//! let answer = br#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1","response":{"pid":1}}}"#;
-//! session.handle_message(start + Duration::from_millis(300), CliMessage::from_slice(answer).unwrap());
+//! let answer = concat!(
+//!     r#"{"type":"control_response","response":{"subtype":"success","#,
+//!     r#""request_id":"req_1","response":{"pid":1}}}"#
+//! );
+//! let message = CliMessage::from_slice(answer.as_bytes()).unwrap();
+//! session.handle_message(start + Duration::from_millis(300), message);
 //! assert!(matches!(session.poll_event(), Some(Event::Initialized(_))));
 //! assert!(session.is_initialized());
 //! ```

@@ -38,7 +38,10 @@ const STALE_LOCK: Duration = Duration::from_secs(20 * 60);
 #[derive(Debug, thiserror::Error)]
 pub enum ProvisionError {
     /// `BYRE_CLAUDE_BIN` names a file that does not exist.
-    #[error("BYRE_CLAUDE_BIN is set to {path}, which does not exist; unset it to let byre-testkit install the pinned CLI ({CLI_PACKAGE}@{PINNED_CLI_VERSION})")]
+    #[error(
+        "BYRE_CLAUDE_BIN is set to {path}, which does not exist; unset it to let byre-testkit \
+         install the pinned CLI ({CLI_PACKAGE}@{PINNED_CLI_VERSION})"
+    )]
     Missing {
         /// The path given.
         path: PathBuf,
@@ -50,7 +53,12 @@ pub enum ProvisionError {
         path: PathBuf,
     },
     /// npm is not installed.
-    #[error("npm was not found on PATH ({source}); it is needed to install {CLI_PACKAGE}@{PINNED_CLI_VERSION}. Install Node.js with npm (https://nodejs.org/, or e.g. `apt-get install nodejs npm` / `brew install node`), or set BYRE_CLAUDE_BIN to a claude {PINNED_CLI_VERSION} binary")]
+    #[error(
+        "npm was not found on PATH ({source}); it is needed to install \
+         {CLI_PACKAGE}@{PINNED_CLI_VERSION}. Install Node.js with npm (e.g. `apt-get install \
+         nodejs npm` / `brew install node`), or set BYRE_CLAUDE_BIN to a claude \
+         {PINNED_CLI_VERSION} binary"
+    )]
     NpmMissing {
         /// The error from starting npm.
         source: io::Error,
@@ -74,7 +82,10 @@ pub enum ProvisionError {
         dir: PathBuf,
     },
     /// The binary reports another version than the pinned one.
-    #[error("{path} reports version {found:?}, but byre-testkit needs {PINNED_CLI_VERSION}; remove {dir} to reinstall, or set BYRE_CLAUDE_BIN")]
+    #[error(
+        "{path} reports version {found:?}, but byre-testkit needs {PINNED_CLI_VERSION}; \
+         remove {dir} to reinstall, or set BYRE_CLAUDE_BIN"
+    )]
     WrongVersion {
         /// The binary.
         path: PathBuf,
@@ -99,7 +110,10 @@ pub enum ProvisionError {
     },
     /// Neither `BYRE_CLI_DIR`, the byre repository, `XDG_CACHE_HOME` nor `HOME` gives a
     /// folder to install the CLI in.
-    #[error("no folder to install the CLI in: this is not the byre repository and neither BYRE_CLI_DIR, XDG_CACHE_HOME nor HOME is set; set BYRE_CLI_DIR to choose one")]
+    #[error(
+        "no folder to install the CLI in: this is not the byre repository and neither \
+         BYRE_CLI_DIR, XDG_CACHE_HOME nor HOME is set; set BYRE_CLI_DIR to choose one"
+    )]
     NoInstallDir,
     /// A file-system error.
     #[error("{what}: {source}")]

@@ -76,7 +76,8 @@ impl ClaudeEnv {
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
     /// use byre_testkit::{ClaudeEnv, FakeModel, Reply, Rule, Script};
     ///
-    /// let model = FakeModel::start(Script::new().rule(Rule::any().reply(Reply::text("Hi.")))).await?;
+    /// let script = Script::new().rule(Rule::any().reply(Reply::text("Hi.")));
+    /// let model = FakeModel::start(script).await?;
     /// let env = ClaudeEnv::new(&model.base_url())?;
     /// let (claude, mut events) = byre_session::Claude::start(env.options()?).await?;
     /// claude.send("Say hi")?;

@@ -30,7 +30,10 @@ pub enum ScriptError {
         source: std::io::Error,
     },
     /// The script is not valid script JSON.
-    #[error("invalid script{}: {source}", .path.as_deref().map(|p| format!(" {p}")).unwrap_or_default())]
+    #[error(
+        "invalid script{}: {source}",
+        .path.as_deref().map(|p| format!(" {p}")).unwrap_or_default()
+    )]
     Parse {
         /// The file, when the script came from a file.
         path: Option<String>,

@@ -375,7 +375,8 @@ pub fn search_locations(explicit: Option<&Path>) -> Vec<PathBuf> {
 pub enum LaunchError {
     /// No `claude` binary was found.
     #[error(
-        "the claude CLI was not found (looked in: {}); install it with `npm install -g @anthropic-ai/claude-code`, or set {CLAUDE_BIN_VAR}",
+        "the claude CLI was not found (looked in: {}); install it with \
+         `npm install -g @anthropic-ai/claude-code`, or set {CLAUDE_BIN_VAR}",
         looked.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
     )]
     NotFound {

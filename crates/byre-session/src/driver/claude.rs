@@ -429,7 +429,8 @@ impl Claude {
             McpChange::Remove(name) => {
                 if wanted.remove(&name).is_none() {
                     return Err(Error::InvalidInput(format!(
-                        "the session has no MCP server named {name:?} declared at launch or added since"
+                        "the session has no MCP server named {name:?} declared at launch or \
+                         added since"
                     )));
                 }
                 name

@@ -63,7 +63,8 @@ pub enum Error {
         /// The decode error.
         message: String,
     },
-    /// The session has ended, or its input has (after [`Claude::end_input`](crate::Claude::end_input)).
+    /// The session has ended, or its input has (after
+    /// [`Claude::end_input`](crate::Claude::end_input)).
     #[error("the session has ended: {0}")]
     Closed(String),
     /// The call was refused before anything was written (a raw line holding a newline).

@@ -114,7 +114,9 @@ impl Driver {
                     }
                 }
                 command = self.commands.recv() => Step::Command(command),
-                Some(done) = self.running.join_next(), if !self.running.is_empty() => Step::Handled(done),
+                Some(done) = self.running.join_next(), if !self.running.is_empty() => {
+                    Step::Handled(done)
+                }
                 () = sleep => Step::Timeout,
             };
             match step {
@@ -265,7 +267,8 @@ impl Driver {
                         .take()
                         .unwrap_or_else(|| tracing::info_span!("turn", turn = turn.get()));
                     span.in_scope(|| {
-                        tracing::info!(subtype = %outcome.subtype, is_error = outcome.is_error, "ended")
+                        let is_error = outcome.is_error;
+                        tracing::info!(subtype = %outcome.subtype, is_error, "ended")
                     });
                 }
                 Event::Protocol(problem) => tracing::warn!(%problem, "the CLI broke the protocol"),
@@ -284,9 +287,13 @@ impl Driver {
     ) {
         let subtype = request.tag().unwrap_or("?").to_owned();
         let span = match &self.turn_span {
-            Some(turn) => {
-                tracing::debug_span!(parent: turn, "control_request", id = tracing::field::Empty, subtype, from = "host")
-            }
+            Some(turn) => tracing::debug_span!(
+                parent: turn,
+                "control_request",
+                id = tracing::field::Empty,
+                subtype,
+                from = "host"
+            ),
             None => tracing::debug_span!(
                 "control_request",
                 id = tracing::field::Empty,
@@ -432,7 +439,8 @@ impl Driver {
     /// still gets its one answer); a host request fails for its caller; anything else is
     /// reported. Returns the bytes to send instead, if any.
     fn unencodable(&mut self, line: &HostMessage, why: &str) -> Option<Vec<u8>> {
-        tracing::error!(%why, kind = line.tag().unwrap_or("?"), "a line to the CLI does not encode");
+        let kind = line.tag().unwrap_or("?");
+        tracing::error!(%why, kind, "a line to the CLI does not encode");
         self.note(&format!("a line to the CLI does not encode: {why}"));
         match line {
             HostMessage::ControlResponse(response) => {

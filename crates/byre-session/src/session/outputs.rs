@@ -53,8 +53,8 @@ pub enum Event {
 }
 
 impl Event {
-    /// The answer's text as it streams: the text of a text delta, else `None`. A message that arrives whole, without deltas, is not
-    /// counted here: [`Turn`](crate::Turn) gathers both.
+    /// The answer's text as it streams: the text of a text delta, else `None`. A message that
+    /// arrives whole, without deltas, is not counted here: [`Turn`](crate::Turn) gathers both.
     pub fn text(&self) -> Option<&str> {
         match self {
             Event::Assembly(crate::assembly::AssemblyEvent::Delta {
@@ -71,7 +71,10 @@ impl Event {
 #[non_exhaustive]
 pub enum RequestFailure {
     /// The CLI answered with an error.
-    #[error("the CLI refused: {message}{}", code.as_ref().map(|c| format!(" ({c})")).unwrap_or_default())]
+    #[error(
+        "the CLI refused: {message}{}",
+        code.as_ref().map(|c| format!(" ({c})")).unwrap_or_default()
+    )]
     Refused {
         /// Its message.
         message: String,
@@ -191,7 +194,10 @@ pub enum StartFailure {
     BadAnswer(String),
     /// A line over the length limit came before the answer and was skipped: the answer is
     /// the longest early line, so waiting would only end in the timeout.
-    #[error("a {len}-byte line came before the initialize answer and was skipped ({why}); raise the line limit")]
+    #[error(
+        "a {len}-byte line came before the initialize answer and was skipped ({why}); \
+         raise the line limit"
+    )]
     LineTooLong {
         /// The line's length.
         len: usize,
