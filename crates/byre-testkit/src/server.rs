@@ -9,7 +9,6 @@
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
-use std::hash::{BuildHasher, Hasher};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -339,15 +338,10 @@ fn summary(r: &LoggedRequest) -> String {
     )
 }
 
+/// 64 random bits, from byre-session's one random generator (its v4 session ids).
 fn nonce() -> u64 {
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default(),
-    );
-    hasher.finish()
+    let id = byre_session::new_session_id().replace('-', "");
+    u64::from_str_radix(&id[..16], 16).unwrap_or_default()
 }
 
 async fn wait_shutdown(mut rx: watch::Receiver<bool>) {
