@@ -13,7 +13,7 @@ use std::time::Duration;
 use byre_testkit::{claude_bin, ClaudeEnv, FakeModel, ProvisionError, Script, TranscriptLine};
 
 pub mod scenarios;
-mod session_host;
+mod support;
 
 /// How long one scenario may take before it fails.
 pub const SCENARIO_TIMEOUT: Duration = Duration::from_secs(120);

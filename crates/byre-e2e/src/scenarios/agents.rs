@@ -1,7 +1,7 @@
 //! Subagent scenarios: the Agent tool in the foreground and in the background.
 
-use super::support::*;
-use crate::{ensure, Ctx, Failure, Outcome, Recording, Scenario};
+use crate::support::*;
+use crate::{ensure, Ctx, Failure, Outcome, Scenario};
 
 pub(crate) fn all() -> Vec<Scenario> {
     vec![
@@ -159,9 +159,7 @@ async fn subagent_foreground(ctx: Ctx) -> Outcome {
         requests[3].tool_results()
     );
     let exit = finish(host, &model).await?;
-    Ok(vec![Recording {
-        lines: exit.transcript,
-    }])
+    Ok(vec![recording(&exit)])
 }
 
 /// The model calls `Agent` with `run_in_background: true`: the tool_result comes back at once
@@ -281,7 +279,5 @@ async fn subagent_background(ctx: Ctx) -> Outcome {
         "the notification turn's last user message: {injected}"
     );
     let exit = finish(host, &model).await?;
-    Ok(vec![Recording {
-        lines: exit.transcript,
-    }])
+    Ok(vec![recording(&exit)])
 }

@@ -2,8 +2,8 @@
 
 use byre_proto::{CliMessage, ResultSubtype, SystemMessage};
 
-use super::support::*;
-use crate::{ensure, Ctx, Outcome, Recording, Scenario};
+use crate::support::*;
+use crate::{ensure, Ctx, Outcome, Scenario};
 
 pub(crate) fn all() -> Vec<Scenario> {
     vec![Scenario {
@@ -63,7 +63,5 @@ async fn api_retry(ctx: Ctx) -> Outcome {
         "the retry did not resend the same request"
     );
     let exit = finish(host, &model).await?;
-    Ok(vec![Recording {
-        lines: exit.transcript,
-    }])
+    Ok(vec![recording(&exit)])
 }

@@ -1,28 +1,18 @@
-//! Control scenarios: host → CLI requests and interrupts, and the helpers the MCP, permission
-//! and resume scenarios share with them.
+//! Control scenarios: host → CLI requests and interrupts.
 
 use std::time::{Duration, Instant};
 
 use byre_proto::{
-    CliMessage, ContentBlock, ControlResponseBody, GetContextUsageRequest, InterruptRequest,
-    McpStatusRequest, MessageContent, PermissionMode, ResultMessage, ResultSubtype,
-    SetMaxThinkingTokensRequest, SetModelRequest, SetPermissionModeRequest, StreamEvent,
-    SystemMessage, TaskStatus, TerminalReason, ToolResultBlock,
+    CliMessage, ControlResponseBody, GetContextUsageRequest, InterruptRequest, McpStatusRequest,
+    PermissionMode, ResultSubtype, SetMaxThinkingTokensRequest, SetModelRequest,
+    SetPermissionModeRequest, StreamEvent, SystemMessage, TaskStatus, TerminalReason,
 };
 use byre_session::driver::Error;
 use byre_session::session::RequestFailure;
 use serde_json::json;
 
-use super::mcp::api_tool_result;
-pub(super) use super::support::{
-    cli_options, last_result, mcp_handler, Next, SessionExit, SessionHost, STEP,
-};
-use crate::{ensure, Ctx, Failure, Outcome, Recording, Scenario};
-
-/// How long "nothing else arrives" is watched.
-pub(super) const QUIET: Duration = Duration::from_millis(1200);
-/// The most an answer that must come "at once" may take.
-pub(super) const AT_ONCE: Duration = Duration::from_secs(2);
+use crate::support::*;
+use crate::{ensure, Ctx, Failure, Outcome, Scenario};
 
 pub(crate) fn all() -> Vec<Scenario> {
     vec![
@@ -230,7 +220,11 @@ async fn control_requests(ctx: Ctx) -> Outcome {
     // A subtype the CLI does not know, written as raw bytes (byre-proto would decode it as
     // `HostRequest::Unknown`, which a strict replay counts as unknown).
     host.send_raw(
-        br#"{"type":"control_request","request_id":"req_bogus","request":{"subtype":"byre_no_such_request"}}"#,
+        concat!(
+            r#"{"type":"control_request","request_id":"req_bogus","#,
+            r#""request":{"subtype":"byre_no_such_request"}}"#
+        )
+        .as_bytes(),
     )?;
     let answered = host
         .until(
@@ -343,7 +337,7 @@ async fn control_requests(ctx: Ctx) -> Outcome {
         "set_model probed the models {probed:?}"
     );
 
-    let exit = finish(host).await?;
+    let exit = finish(host, &model).await?;
     Ok(vec![recording(&exit)])
 }
 
@@ -486,7 +480,7 @@ async fn interrupt_during_bash(ctx: Ctx) -> Outcome {
         ),
         "the API user message after the interrupt: {texts:?}"
     );
-    let exit = finish(host).await?;
+    let exit = finish(host, &model).await?;
     Ok(vec![recording(&exit)])
 }
 
@@ -574,14 +568,14 @@ async fn interrupt_during_stream(ctx: Ctx) -> Outcome {
         ),
         "the API user message after the interrupt: {merged:?}"
     );
-    let exit = finish(host).await?;
+    let exit = finish(host, &model).await?;
     Ok(vec![recording(&exit)])
 }
 
 /// An interrupt with no turn running, before any turn and between turns: success with an
 /// empty `still_queued`, nothing else follows, and the turns succeed.
 async fn interrupt_idle(ctx: Ctx) -> Outcome {
-    let (_model, env) = ctx.fake("interrupt_idle").await?;
+    let (model, env) = ctx.fake("interrupt_idle").await?;
     let mut host = SessionHost::start(cli_options(&ctx, &env), &env).await?;
 
     idle_interrupt(&mut host, "before any turn").await?;
@@ -599,7 +593,7 @@ async fn interrupt_idle(ctx: Ctx) -> Outcome {
         second.result,
         second.session_id
     );
-    let exit = finish(host).await?;
+    let exit = finish(host, &model).await?;
     Ok(vec![recording(&exit)])
 }
 
@@ -628,104 +622,5 @@ async fn idle_interrupt(host: &mut SessionHost, when: &str) -> Result<(), Failur
         Next::Ended => Err(Failure::new(format!(
             "the CLI exited after an idle interrupt ({when})"
         ))),
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// shared with the MCP, permission and resume scenarios
-
-/// Sends `text` and checks that its turn ends in success; returns that result.
-pub(super) async fn next_turn_succeeds(
-    host: &mut SessionHost,
-    text: &str,
-) -> Result<ResultMessage, Failure> {
-    host.send_user(text)?;
-    let turn = host.until_result(STEP).await?;
-    let result = last_result(&turn)?;
-    ensure!(
-        result.subtype == ResultSubtype::SUCCESS && result.is_error != Some(true),
-        "the turn {text:?} did not succeed: {:?} {:?}",
-        result.subtype,
-        result.error_text()
-    );
-    Ok(result.clone())
-}
-
-/// Ends the input and checks the CLI exits 0.
-pub(super) async fn finish(host: SessionHost) -> Result<SessionExit, Failure> {
-    let exit = host.wait(STEP).await?;
-    ensure!(
-        exit.status.success(),
-        "exit status {:?}; stderr: {}",
-        exit.status,
-        exit.stderr
-    );
-    Ok(exit)
-}
-
-/// The recording of one finished process.
-pub(super) fn recording(exit: &SessionExit) -> Recording {
-    Recording {
-        lines: exit.transcript.clone(),
-    }
-}
-
-/// Whether `text` holds each of `parts`, in this order.
-pub(super) fn ordered(text: &str, parts: &[&str]) -> bool {
-    let mut rest = text;
-    parts.iter().all(|part| match rest.find(part) {
-        Some(at) => {
-            rest = &rest[at + part.len()..];
-            true
-        }
-        None => false,
-    })
-}
-
-/// The index of the first message matching `pred`.
-pub(super) fn position(
-    messages: &[CliMessage],
-    pred: impl Fn(&CliMessage) -> bool,
-) -> Option<usize> {
-    messages.iter().position(pred)
-}
-
-/// The text of each `user` line that has text (index, text).
-pub(super) fn user_texts(messages: &[CliMessage]) -> Vec<(usize, String)> {
-    messages
-        .iter()
-        .enumerate()
-        .filter_map(|(i, m)| match m {
-            CliMessage::User(u) => {
-                let text = u.message.content.text();
-                (!text.is_empty()).then_some((i, text))
-            }
-            _ => None,
-        })
-        .collect()
-}
-
-/// Every `tool_result` block of the `user` lines (index of the line, block).
-pub(super) fn tool_results(messages: &[CliMessage]) -> Vec<(usize, &ToolResultBlock)> {
-    let mut out = Vec::new();
-    for (i, m) in messages.iter().enumerate() {
-        if let CliMessage::User(u) = m {
-            if let MessageContent::Blocks(blocks) = &u.message.content {
-                for block in blocks {
-                    if let ContentBlock::ToolResult(result) = block {
-                        out.push((i, result));
-                    }
-                }
-            }
-        }
-    }
-    out
-}
-
-/// The text of a tool_result block (a string, or its text blocks joined).
-pub(super) fn block_text(block: &ToolResultBlock) -> String {
-    match &block.content {
-        Some(content) => content.text(),
-        None => String::new(),
     }
 }

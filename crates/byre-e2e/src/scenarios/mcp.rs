@@ -4,13 +4,13 @@
 use std::sync::{Arc, Mutex};
 
 use byre_proto::{
-    CanUseToolRequest, CliMessage, CliRequest, ContentBlock, JsonRpcMessage, McpServerState,
-    McpStatusRequest, MessageContent, PermissionResult, ResultSubtype, SystemMessage,
+    CanUseToolRequest, CliMessage, CliRequest, ContentBlock, McpServerState, McpStatusRequest,
+    MessageContent, PermissionResult, ResultSubtype, SystemMessage,
 };
-use byre_testkit::{simple_mcp_server, McpTool};
+use byre_session::mcp::{McpServer, Tool};
 use serde_json::{json, Value};
 
-use super::control::*;
+use crate::support::*;
 use crate::{ensure, Ctx, Failure, Outcome, Scenario};
 
 pub(crate) fn all() -> Vec<Scenario> {
@@ -30,12 +30,11 @@ pub(crate) fn all() -> Vec<Scenario> {
     ]
 }
 
-/// The "byre" server with its `lookup` tool; every call's arguments are pushed on `calls`.
-/// The word "missing" fails.
-fn byre_server(
-    calls: Arc<Mutex<Vec<Value>>>,
-) -> impl Fn(&JsonRpcMessage) -> Option<JsonRpcMessage> + Send + Sync + 'static {
-    let lookup = McpTool::new(
+/// The "byre" server with its `lookup` tool (the same input schema the model has always been
+/// shown); every call's arguments are pushed on `calls`. The word "missing" fails: an
+/// `isError` tool result the model reads.
+fn byre_server(calls: Arc<Mutex<Vec<Value>>>) -> Result<McpServer, Failure> {
+    let lookup = Tool::with_schema(
         "lookup",
         "Look up a word in the byre dictionary.",
         json!({
@@ -49,14 +48,16 @@ fn byre_server(
                 .unwrap_or_else(|e| e.into_inner())
                 .push(arguments.clone());
             let word = arguments.get("word").and_then(Value::as_str).unwrap_or("");
-            if word == "missing" {
+            let answer = if word == "missing" {
                 Err(format!("no entry for {word}"))
             } else {
                 Ok(format!("{word}: a cow shed"))
-            }
+            };
+            async move { answer }
         },
-    );
-    simple_mcp_server("byre", vec![lookup])
+    )
+    .map_err(Failure::from_error)?;
+    McpServer::tools("byre", [lookup]).map_err(Failure::from_error)
 }
 
 /// The MCP methods the CLI sent to `server`, in order.
@@ -148,12 +149,8 @@ async fn check_mcp_status(host: &mut SessionHost) -> Result<(), Failure> {
 async fn sdk_mcp_always_load(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("sdk_mcp_always_load").await?;
     let calls = Arc::new(Mutex::new(Vec::new()));
-    // The driver declares the server in `--mcp-config`, with `alwaysLoad`.
-    let options = cli_options(&ctx, &env).mcp_server(
-        "byre",
-        true,
-        mcp_handler(byre_server(Arc::clone(&calls))),
-    );
+    // byre-session declares the server in `--mcp-config`, with `alwaysLoad` (the default).
+    let options = cli_options(&ctx, &env).serve_mcp(byre_server(Arc::clone(&calls))?);
     let mut host = SessionHost::start(options, &env).await?;
     note_mcp_before_initialize(&host)?;
 
@@ -242,7 +239,7 @@ async fn sdk_mcp_always_load(ctx: Ctx) -> Outcome {
         "the model did not get an is_error tool_result: {to_model:?}"
     );
 
-    let exit = finish(host).await?;
+    let exit = finish(host, &model).await?;
     Ok(vec![recording(&exit)])
 }
 
@@ -252,12 +249,9 @@ async fn sdk_mcp_always_load(ctx: Ctx) -> Outcome {
 async fn sdk_mcp_deferred(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("sdk_mcp_deferred").await?;
     let calls = Arc::new(Mutex::new(Vec::new()));
-    // The driver declares the server in `--mcp-config`, without `alwaysLoad`.
-    let options = cli_options(&ctx, &env).mcp_server(
-        "byre",
-        false,
-        mcp_handler(byre_server(Arc::clone(&calls))),
-    );
+    // byre-session declares the server in `--mcp-config`, without `alwaysLoad`.
+    let options =
+        cli_options(&ctx, &env).serve_mcp(byre_server(Arc::clone(&calls))?.always_load(false));
     let mut host = SessionHost::start(options, &env).await?;
     note_mcp_before_initialize(&host)?;
 
@@ -364,25 +358,8 @@ async fn sdk_mcp_deferred(ctx: Ctx) -> Outcome {
     );
     check_mcp_status(&mut host).await?;
 
-    let exit = finish(host).await?;
+    let exit = finish(host, &model).await?;
     Ok(vec![recording(&exit)])
-}
-
-/// For a tool_use id, the `tool_result` block of the last user message of an API request body.
-pub(super) fn api_tool_result(body: &Value, tool_use_id: &str) -> Option<Value> {
-    let messages = body.get("messages")?.as_array()?;
-    let last = messages
-        .iter()
-        .rev()
-        .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))?;
-    last.get("content")?
-        .as_array()?
-        .iter()
-        .find(|b| {
-            b.get("type").and_then(Value::as_str) == Some("tool_result")
-                && b.get("tool_use_id").and_then(Value::as_str) == Some(tool_use_id)
-        })
-        .cloned()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -523,7 +500,7 @@ async fn can_use_tool(ctx: Ctx) -> Outcome {
         "the model did not get the host's message"
     );
 
-    let exit = finish(host).await?;
+    let exit = finish(host, &model).await?;
     Ok(vec![recording(&exit)])
 }
 
@@ -545,6 +522,3 @@ fn permission_decision(messages: &[CliMessage], id: &str) -> Option<(String, Str
         _ => None,
     })
 }
-
-// ---------------------------------------------------------------------------------------------
-// resume and fork

@@ -6,13 +6,14 @@ mod agents;
 mod api;
 mod control;
 mod conversation;
+mod input;
 mod mcp;
 mod resume;
-mod support;
 
 /// Every scenario, in a stable order.
 pub fn all() -> Vec<Scenario> {
     let mut all = conversation::all();
+    all.extend(input::all());
     all.extend(agents::all());
     all.extend(control::all());
     all.extend(mcp::all());

@@ -8,7 +8,7 @@ use byre_proto::{CliMessage, ResultSubtype, SystemMessage};
 use byre_session::driver::Error;
 use serde_json::Value;
 
-use super::control::*;
+use crate::support::*;
 use crate::{ensure, Ctx, Failure, Outcome, Scenario};
 
 pub(crate) fn all() -> Vec<Scenario> {
@@ -51,7 +51,7 @@ async fn resume_and_fork(ctx: Ctx) -> Outcome {
         turn2.session_id.as_deref() == Some(session.as_str()),
         "A's session id changed"
     );
-    let exit_a = finish(a).await?;
+    let exit_a = finish(a, &model).await?;
     let a_file = find_file(
         &env.home().join(".claude/projects"),
         &format!("{session}.jsonl"),
@@ -91,7 +91,7 @@ async fn resume_and_fork(ctx: Ctx) -> Outcome {
         "B's API session header {:?}",
         request_b.session_id()
     );
-    let exit_b = finish(b).await?;
+    let exit_b = finish(b, &model).await?;
     let a_before_fork =
         std::fs::read(&a_file).map_err(|e| Failure::new(format!("{}: {e}", a_file.display())))?;
 
@@ -158,7 +158,7 @@ async fn resume_and_fork(ctx: Ctx) -> Outcome {
         "C's API session header {:?}",
         request_c.session_id()
     );
-    let exit_c = finish(c).await?;
+    let exit_c = finish(c, &model).await?;
 
     let a_after_fork =
         std::fs::read(&a_file).map_err(|e| Failure::new(format!("{}: {e}", a_file.display())))?;
@@ -189,7 +189,7 @@ async fn resume_and_fork(ctx: Ctx) -> Outcome {
 /// initialize answer, exit 1, and the host's `initialize` fails fast.
 async fn resume_unknown_id(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("resume_unknown_id").await?;
-    let missing = byre_session::driver::new_session_id();
+    let missing = byre_session::new_session_id();
     let started = Instant::now();
     let mut host = SessionHost::spawn(cli_options(&ctx, &env).resume(&missing), &env).await?;
     let answer = host.initialize().await;
@@ -292,6 +292,3 @@ fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
     subdirs.sort();
     subdirs.into_iter().find_map(|d| find_file(&d, name))
 }
-
-// ---------------------------------------------------------------------------------------------
-// shared helpers

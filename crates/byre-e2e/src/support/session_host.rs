@@ -2,10 +2,11 @@
 //! ([`Claude`] and [`Events`]): waiting for messages with timeouts, requests that take in
 //! events while they wait, the end of input and the exit, and the transcript read back.
 //!
-//! Each process gets [`cli_options`] options: the pinned CLI in the scenario's offline environment,
-//! requests bounded by [`STEP`], and a transcript in a scratch folder that keeps `stream_event`
-//! lines and starts with the argv and working directory. Hooks, permission prompts and MCP
-//! servers are the driver's own handlers, registered on those options.
+//! Each process gets [`cli_options`] options: the pinned CLI in the scenario's offline
+//! environment, requests bounded by [`STEP`], and a transcript in a scratch folder that keeps
+//! `stream_event` lines and starts with the argv and working directory. Hooks, permission
+//! prompts and in-process MCP servers (`Options::serve_mcp`) are byre-session's own, registered
+//! on those options.
 
 use std::collections::{HashSet, VecDeque};
 use std::future::Future;
@@ -15,10 +16,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use byre_proto::{
-    CliMessage, CliRequest, ControlRequestBody, HostRequest, InitializeResponse, JsonRpcMessage,
-    McpMessageResponse, RawJson, UserMessage,
+    CliMessage, ControlRequestBody, HostRequest, InitializeResponse, RawJson, UserMessage,
 };
-use byre_session::driver::{Claude, Error, Events, Options, RequestHandler};
+use byre_session::driver::{Claude, Error, Events, Options};
 use byre_session::session::Event;
 use byre_testkit::{read_transcript, ClaudeEnv, TranscriptLine};
 use futures::StreamExt;
@@ -76,24 +76,6 @@ pub(crate) fn cli_options(ctx: &Ctx, env: &ClaudeEnv) -> Options {
         .collect();
     options.request_timeout = Some(STEP);
     options
-}
-
-/// A driver handler for an in-process MCP server: `server` gets each JSON-RPC message and
-/// returns the response, or `None` for a notification (acknowledged with an empty result).
-pub(crate) fn mcp_handler(
-    server: impl Fn(&JsonRpcMessage) -> Option<JsonRpcMessage> + Send + Sync + 'static,
-) -> RequestHandler {
-    let server = Arc::new(server);
-    Arc::new(move |request| {
-        let server = Arc::clone(&server);
-        Box::pin(async move {
-            let CliRequest::McpMessage(mcp) = request else {
-                return Err("not an mcp_message request".to_owned());
-            };
-            let reply = server(&mcp.message).unwrap_or_else(JsonRpcMessage::notification_ack);
-            serde_json::to_value(McpMessageResponse::new(reply)).map_err(|e| e.to_string())
-        })
-    })
 }
 
 /// One CLI process of a scenario, driven through [`Claude`] and [`Events`].
@@ -287,7 +269,7 @@ impl SessionHost {
                          others: {}",
                         self.exit_report().await,
                         seen.len(),
-                        byre_testkit::message_kinds(&seen)
+                        message_kinds(&seen)
                     )))
                 }
                 Next::TimedOut => {
@@ -295,7 +277,7 @@ impl SessionHost {
                         "timed out waiting for a matching message ({timeout:?}); got {} \
                          others: {}",
                         seen.len(),
-                        byre_testkit::message_kinds(&seen)
+                        message_kinds(&seen)
                     )))
                 }
             }
@@ -404,4 +386,18 @@ impl SessionHost {
             Some(_) => {}
         }
     }
+}
+
+/// The kinds of the last twelve messages (`system/<subtype>` for system lines), for failure
+/// messages.
+fn message_kinds(messages: &[CliMessage]) -> String {
+    let start = messages.len().saturating_sub(12);
+    messages[start..]
+        .iter()
+        .map(|m| match m {
+            CliMessage::System(s) => format!("system/{}", s.tag().unwrap_or("?")),
+            other => other.kind().to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }

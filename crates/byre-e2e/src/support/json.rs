@@ -1,78 +1,15 @@
-//! Helpers shared by the scenarios: starting and finishing a run, and reading messages as
-//! JSON values (by key, never by position).
+//! The scenarios' views of messages as JSON values (object keys sorted): by key, never by
+//! position. These read the CLI's messages ([`json_of`]) and the bodies of the API requests
+//! the fake model received.
 
 use byre_proto::CliMessage;
-use byre_testkit::{ClaudeEnv, FakeModel};
 use serde_json::Value;
 
-pub(crate) use crate::session_host::{
-    cli_options, mcp_handler, Next, SessionExit, SessionHost, STEP,
-};
-use crate::{ensure, Ctx, Failure};
-
-/// The last `result` of a turn's messages.
-pub(crate) fn last_result(messages: &[CliMessage]) -> Result<&byre_proto::ResultMessage, Failure> {
-    messages
-        .iter()
-        .rev()
-        .find_map(|m| match m {
-            CliMessage::Result(r) => Some(&**r),
-            _ => None,
-        })
-        .ok_or_else(|| Failure::new("the turn ended without a result"))
-}
-
-/// Starts the CLI in `env` with the default options and waits for its initialize answer.
-pub(crate) async fn start(ctx: &Ctx, env: &ClaudeEnv) -> Result<SessionHost, Failure> {
-    SessionHost::start(cli_options(ctx, env), env).await
-}
-
-/// Ends the input and waits: the process must exit 0 with no further result, and every API
-/// request must have matched a rule of the script.
-pub(crate) async fn finish(host: SessionHost, model: &FakeModel) -> Result<SessionExit, Failure> {
-    let exit = host.wait(STEP).await?;
-    ensure!(
-        exit.status.success(),
-        "exit status {:?}; stderr: {}",
-        exit.status,
-        exit.stderr
-    );
-    let late = json_of(&exit.messages);
-    ensure!(
-        results_of(&late).is_empty(),
-        "an unexpected result came after the scenario's turns: {}",
-        brief(results_of(&late)[0])
-    );
-    no_unmatched(model)?;
-    Ok(exit)
-}
-
-/// Fails when an API request matched no rule of the script.
-pub(crate) fn no_unmatched(model: &FakeModel) -> Result<(), Failure> {
-    let unmatched = model.unmatched();
-    ensure!(
-        unmatched.is_empty(),
-        "{} API request(s) matched no rule; the first one's last user text: {:?}",
-        unmatched.len(),
-        unmatched[0].last_user_text()
-    );
-    Ok(())
-}
-
-/// Whether `message` is the result of a turn the CLI started after a background task.
-pub(crate) fn is_notification_result(message: &CliMessage) -> bool {
-    matches!(message, CliMessage::Result(r)
-        if r.origin.as_ref().is_some_and(|o| o.kind == "task-notification"))
-}
+use crate::{ensure, Failure};
 
 /// Every message as JSON (object keys sorted), for assertions by key.
 pub(crate) fn json_of(messages: &[CliMessage]) -> Vec<Value> {
     messages.iter().map(CliMessage::to_value).collect()
-}
-
-/// The index of the first message that satisfies `pred`.
-pub(crate) fn position(values: &[Value], pred: impl Fn(&Value) -> bool) -> Option<usize> {
-    values.iter().position(pred)
 }
 
 /// The `result` lines.
@@ -225,4 +162,21 @@ pub(crate) fn brief(result: &Value) -> Value {
         }
     }
     short
+}
+
+/// For a tool_use id, the `tool_result` block of the last user message of an API request body.
+pub(crate) fn api_tool_result(body: &Value, tool_use_id: &str) -> Option<Value> {
+    let messages = body.get("messages")?.as_array()?;
+    let last = messages
+        .iter()
+        .rev()
+        .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))?;
+    last.get("content")?
+        .as_array()?
+        .iter()
+        .find(|b| {
+            b.get("type").and_then(Value::as_str) == Some("tool_result")
+                && b.get("tool_use_id").and_then(Value::as_str) == Some(tool_use_id)
+        })
+        .cloned()
 }
