@@ -7,9 +7,7 @@
 //!   request log to assert on;
 //! - CLI provisioning and an offline environment ([`ClaudeEnv`]): the pinned CLI binary, a
 //!   scratch `HOME` and working directory, and the variables that keep the CLI off the network;
-//! - [`ClaudeEnv::options`]: byre-session `Options` that run that CLI in that environment;
-//! - a low-level scenario host ([`Host`]) that drives the CLI over stdin/stdout without
-//!   byre-session, for tests of the protocol itself.
+//! - [`ClaudeEnv::options`]: byre-session `Options` that run that CLI in that environment.
 //!
 //! Benchmarks also find here the [`corpus`] stream: the recorded CLI lines repeated to a size.
 //!
@@ -46,7 +44,6 @@
 mod cli;
 pub mod corpus;
 mod env;
-mod host;
 mod mcp_stdio;
 mod script;
 mod server;
@@ -58,10 +55,6 @@ pub use cli::{
     PINNED_CLI_VERSION,
 };
 pub use env::{running_as_root, ClaudeEnv, OFFLINE_API_KEY};
-pub use host::{
-    base_args, message_kinds, simple_mcp_server, HookFn, Host, HostError, HostExit, HostOptions,
-    McpServerFn, McpTool, PermissionFn, Responder,
-};
 pub use mcp_stdio::{mcp_stdio_bin, MCP_STDIO_BIN};
 pub use script::{
     Block, ErrorReply, Match, MessageReply, PendingRule, Reply, RequestView, Rule, Script,

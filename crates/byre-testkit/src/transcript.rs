@@ -11,9 +11,8 @@
 //! The `msg` of a `recv` line is the line the CLI wrote, byte for byte (its own key order:
 //! `type` is about the 19th key of a `result`), and the `msg` of a `send` line is exactly what
 //! the host wrote. Each [`TranscriptLine`] keeps that text; [`TranscriptLine::msg`] parses it
-//! when a test wants a [`serde_json::Value`]. The scenario [`Host`](crate::Host) and
-//! byre-session's driver (with a transcript file) write this format; [`TranscriptLine::parse`]
-//! and [`read_transcript`] read it back.
+//! when a test wants a [`serde_json::Value`]. byre-session's driver (with a transcript file)
+//! writes this format; [`TranscriptLine::parse`] and [`read_transcript`] read it back.
 
 use std::fmt;
 use std::io;
@@ -56,8 +55,8 @@ impl fmt::Display for TranscriptDir {
 pub enum TranscriptKind {
     /// A message: `raw` is its exact JSON text (`"msg"` in the file).
     Msg,
-    /// Bytes written as they are by [`Host::send_raw`](crate::Host::send_raw) (`"raw"` in the
-    /// file; lossy UTF-8).
+    /// Bytes written as they are by [`Claude::send_raw`](byre_session::Claude::send_raw)
+    /// (`"raw"` in the file; lossy UTF-8).
     Raw,
     /// A remark (`"note"` in the file).
     Note,
@@ -149,19 +148,6 @@ impl fmt::Display for TranscriptLine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_json())
     }
-}
-
-/// Writes `lines` to `path` (creating its folder), one [`TranscriptLine::to_json`] per line.
-pub(crate) fn write_lines(path: &Path, lines: &[TranscriptLine]) -> io::Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    let mut out = String::new();
-    for line in lines {
-        out.push_str(&line.to_json());
-        out.push('\n');
-    }
-    std::fs::write(path, out)
 }
 
 /// Why a transcript could not be read.
