@@ -1,0 +1,31 @@
+//! The machinery every wire type is built from: lossless objects, tagged unions and open strings.
+//!
+//! Three macros generate all of byre-proto's types:
+//!
+//! - `wire_struct!` declares an object with known fields (required or optional) and an `extra`
+//!   map that keeps every field it does not know. An optional field received as explicit `null`
+//!   decodes as `None` and its `null` is kept in `extra`, so re-encoding writes it back.
+//! - `wire_enum!` declares a union tagged by one key (`type`, `subtype`, `hook_event_name`, ...).
+//!   The tag may come anywhere in the object: keys before it are buffered, keys after it are
+//!   decoded straight into the variant. An unknown tag becomes the `Unknown` variant holding
+//!   every key of the object.
+//! - `open_enum!` declares a string the CLI keeps extending: named constants plus any other
+//!   string, kept as it came.
+//!
+//! Decoding never goes through `serde_json::Value` for the known parts of a message, which is
+//! what makes typed decoding faster than decoding to `Value`.
+
+mod find;
+mod object;
+mod open_enum;
+mod values;
+mod wire_enum;
+mod wire_struct;
+
+pub(crate) use self::find::with_key;
+pub use self::find::FindUnknown;
+pub(crate) use self::object::{deserialize_object, from_value, Key, Tag, WireObject};
+pub(crate) use self::open_enum::open_enum;
+pub use self::values::{Extra, Number, RawJson, Unknown};
+pub(crate) use self::wire_enum::wire_enum;
+pub(crate) use self::wire_struct::wire_struct;

@@ -1,0 +1,259 @@
+//! The `wire_enum!` macro: a union tagged by one key, with an `Unknown` variant.
+
+/// Declares a union tagged by one key, with an `Unknown` variant for tags it does not know.
+/// Syntax: `pub enum Name tag "type" { "wire_tag" => Variant(Type), ... }`.
+macro_rules! wire_enum {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident tag $tag:literal {
+            $(
+                $(#[$vmeta:meta])*
+                $vtag:literal => $var:ident($ty:ty)
+            ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq)]
+        #[allow(clippy::large_enum_variant)]
+        pub enum $name {
+            $( $(#[$vmeta])* $var($ty), )*
+            /// A tag this version of byre does not know, or no tag at all: kept whole.
+            Unknown($crate::wire::Unknown),
+        }
+
+        impl $name {
+            /// The name of the key that tags this union.
+            pub const TAG: &'static str = $tag;
+
+            /// The tag of this value: the variant's wire name, or the unknown tag as received.
+            pub fn tag(&self) -> Option<&str> {
+                match self {
+                    $( $name::$var(_) => Some($vtag), )*
+                    $name::Unknown(u) => u.get_str($tag),
+                }
+            }
+        }
+
+        const _: () = {
+            #[allow(clippy::large_enum_variant)]
+            pub(crate) enum Partial {
+                Pending(Vec<(String, serde_json::Value)>),
+                $( $var(<$ty as $crate::wire::WireObject>::Partial), )*
+                Unknown(serde_json::Map<String, serde_json::Value>),
+            }
+
+            impl Default for Partial {
+                fn default() -> Self {
+                    Partial::Pending(Vec::new())
+                }
+            }
+
+            fn start<E: serde::de::Error>(
+                tag: $crate::wire::Tag<'_>,
+                buffered: Vec<(String, serde_json::Value)>,
+            ) -> Result<Partial, E> {
+                let known = match tag.as_str() {
+                    $( Some($vtag) => {
+                        let mut inner = <<$ty as $crate::wire::WireObject>::Partial>::default();
+                        for (k, v) in buffered {
+                            <$ty as $crate::wire::WireObject>::accept_value::<E>(&mut inner, k, v)?;
+                        }
+                        return Ok(Partial::$var(inner));
+                    } )*
+                    _ => buffered,
+                };
+                let mut fields = serde_json::Map::new();
+                fields.insert($tag.to_owned(), tag.into_value());
+                for (k, v) in known {
+                    fields.insert(k, v);
+                }
+                Ok(Partial::Unknown(fields))
+            }
+
+            impl $crate::wire::WireObject for $name {
+                type Partial = Partial;
+
+                fn accept<'de, A: serde::de::MapAccess<'de>>(
+                    p: &mut Partial,
+                    key: $crate::wire::Key<'de>,
+                    map: &mut A,
+                ) -> Result<(), A::Error> {
+                    match p {
+                        Partial::Pending(buffered) => {
+                            if key.as_str() == $tag {
+                                let tag: $crate::wire::Tag<'de> = map.next_value()?;
+                                let buffered = std::mem::take(buffered);
+                                *p = start(tag, buffered)?;
+                            } else {
+                                let value: serde_json::Value = map.next_value()?;
+                                buffered.push((key.into_owned(), value));
+                            }
+                        }
+                        // A repeated tag would be written twice on encode: keep the first.
+                        _ if key.as_str() == $tag => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                        $( Partial::$var(inner) => {
+                            <$ty as $crate::wire::WireObject>::accept(inner, key, map)?;
+                        } )*
+                        Partial::Unknown(fields) => {
+                            let value: serde_json::Value = map.next_value()?;
+                            fields.insert(key.into_owned(), value);
+                        }
+                    }
+                    Ok(())
+                }
+
+                fn accept_value<E: serde::de::Error>(
+                    p: &mut Partial,
+                    key: String,
+                    value: serde_json::Value,
+                ) -> Result<(), E> {
+                    match p {
+                        Partial::Pending(buffered) => {
+                            if key == $tag {
+                                let buffered = std::mem::take(buffered);
+                                let tag = match value {
+                                    serde_json::Value::String(s) => {
+                                        $crate::wire::Tag::Str(std::borrow::Cow::Owned(s))
+                                    }
+                                    other => $crate::wire::Tag::Other(other),
+                                };
+                                *p = start(tag, buffered)?;
+                            } else {
+                                buffered.push((key, value));
+                            }
+                        }
+                        $( Partial::$var(inner) => {
+                            <$ty as $crate::wire::WireObject>::accept_value::<E>(
+                                inner, key, value,
+                            )?;
+                        } )*
+                        Partial::Unknown(fields) => {
+                            fields.insert(key, value);
+                        }
+                    }
+                    Ok(())
+                }
+
+                fn finish<E: serde::de::Error>(p: Partial) -> Result<Self, E> {
+                    Ok(match p {
+                        Partial::Pending(buffered) => $name::Unknown($crate::wire::Unknown {
+                            fields: buffered.into_iter().collect(),
+                            mismatch: None,
+                        }),
+                        $( Partial::$var(inner) => $name::$var(
+                            <$ty as $crate::wire::WireObject>::finish::<E>(inner)?,
+                        ), )*
+                        Partial::Unknown(fields) => $name::Unknown($crate::wire::Unknown {
+                            fields,
+                            mismatch: None,
+                        }),
+                    })
+                }
+
+                fn serialize_fields<M: serde::ser::SerializeMap>(
+                    &self,
+                    map: &mut M,
+                ) -> Result<(), M::Error> {
+                    match self {
+                        $( $name::$var(v) => {
+                            map.serialize_entry($tag, $vtag)?;
+                            <$ty as $crate::wire::WireObject>::serialize_fields(v, map)
+                        } )*
+                        $name::Unknown(u) => {
+                            for (k, v) in &u.fields {
+                                map.serialize_entry(k, v)?;
+                            }
+                            Ok(())
+                        }
+                    }
+                }
+            }
+        impl $name {
+            /// Decodes an object whose tag is already known (found by a scan), so the keys
+            /// before the tag need not be buffered. The first tag key must hold `tag` (an
+            /// error otherwise, and when there is none); later ones are ignored, as in
+            /// [`Deserialize`](serde::Deserialize).
+            #[allow(dead_code)]
+            pub(crate) fn deserialize_with_tag<'de, D: serde::Deserializer<'de>>(
+                tag: &str,
+                deserializer: D,
+            ) -> Result<Self, D::Error> {
+                struct TaggedVisitor<'t>(&'t str);
+                impl<'de> serde::de::Visitor<'de> for TaggedVisitor<'_> {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str("a JSON object")
+                    }
+                    fn visit_map<A: serde::de::MapAccess<'de>>(
+                        self,
+                        mut map: A,
+                    ) -> Result<$name, A::Error> {
+                        let tag = $crate::wire::Tag::Str(std::borrow::Cow::Borrowed(self.0));
+                        let mut partial = start::<A::Error>(tag, Vec::new())?;
+                        let mut seen = false;
+                        while let Some(key) = map.next_key::<$crate::wire::Key<'de>>()? {
+                            if key.as_str() != $tag {
+                                <$name as $crate::wire::WireObject>::accept(
+                                    &mut partial,
+                                    key,
+                                    &mut map,
+                                )?;
+                            } else if seen {
+                                map.next_value::<serde::de::IgnoredAny>()?;
+                            } else {
+                                let value = map.next_value::<$crate::wire::Tag<'de>>()?;
+                                if value.as_str() != Some(self.0) {
+                                    return Err(serde::de::Error::custom(
+                                        "the tag is not the one expected",
+                                    ));
+                                }
+                                seen = true;
+                            }
+                        }
+                        if !seen {
+                            return Err(serde::de::Error::custom("no tag"));
+                        }
+                        <$name as $crate::wire::WireObject>::finish(partial)
+                    }
+                }
+                deserializer.deserialize_map(TaggedVisitor(tag))
+            }
+        }
+
+        };
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap as _;
+                let mut map = serializer.serialize_map(None)?;
+                $crate::wire::WireObject::serialize_fields(self, &mut map)?;
+                map.end()
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $crate::wire::deserialize_object(deserializer)
+            }
+        }
+
+        impl $crate::wire::FindUnknown for $name {
+            fn find_unknown(&self, path: &mut String, out: &mut Vec<String>) {
+                match self {
+                    $( $name::$var(v) => $crate::wire::FindUnknown::find_unknown(v, path, out), )*
+                    $name::Unknown(u) => u.report($tag, path, out),
+                }
+            }
+
+            fn find_extra(&self, path: &mut String, out: &mut Vec<String>) {
+                match self {
+                    $( $name::$var(v) => $crate::wire::FindUnknown::find_extra(v, path, out), )*
+                    $name::Unknown(_) => {}
+                }
+            }
+        }
+    };
+}
+pub(crate) use wire_enum;

@@ -1,0 +1,241 @@
+//! The `wire_struct!` macro: an object with typed fields and an `extra` map for the rest.
+
+/// Declares an object type with required (`req`) and optional (`opt`) fields and an `extra`
+/// map for the rest. Syntax: `"wire_key" rust_name: req Type,` or `... opt Type,`, or
+/// `... any Value,` for a field holding any JSON value, where `null` decodes as `Some(Null)`.
+macro_rules! wire_struct {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $(
+                $(#[$fmeta:meta])*
+                $key:literal $field:ident : $kind:ident $ty:ty
+            ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct $name {
+            $(
+                $(#[$fmeta])*
+                pub $field: $crate::wire::wire_struct!(@ty $kind $ty),
+            )*
+            /// Fields this version of byre does not know, kept as they came.
+            pub extra: $crate::wire::Extra,
+        }
+
+        const _: () = {
+            #[allow(non_camel_case_types, dead_code, clippy::enum_variant_names)]
+            #[derive(Clone, Copy)]
+            enum Field { $( $field, )* }
+            const FIELD_COUNT: usize = {
+                let all: &[Field] = &[$( Field::$field, )*];
+                all.len()
+            };
+            assert!(FIELD_COUNT <= 64, "a wire struct tracks nulls of at most 64 fields");
+
+            impl $name {
+                /// Whether the optional field with wire name `key` was received (or is to be
+                /// sent) as an explicit `null`.
+                #[allow(unused_variables)]
+                pub fn is_null(&self, key: &str) -> bool {
+                    match key {
+                        $( $key => self.extra.null_bit(Field::$field as u32), )*
+                        _ => matches!(self.extra.get(key), Some(serde_json::Value::Null)),
+                    }
+                }
+
+                /// Sends the optional field with wire name `key` as an explicit `null` while
+                /// it is `None` (or stops doing so). Returns `false` if `key` is not a field
+                /// of this type.
+                #[allow(unused_variables)]
+                pub fn set_null(&mut self, key: &str, null: bool) -> bool {
+                    match key {
+                        $( $key => {
+                            self.extra.set_null_bit(Field::$field as u32, null);
+                            true
+                        } )*
+                        _ => false,
+                    }
+                }
+            }
+
+            #[derive(Default)]
+            #[allow(non_snake_case)]
+            pub(crate) struct Partial {
+                $( $field: Option<$ty>, )*
+                extra: $crate::wire::Extra,
+            }
+
+            impl $crate::wire::WireObject for $name {
+                type Partial = Partial;
+
+                #[allow(unused_variables)]
+                fn accept<'de, A: serde::de::MapAccess<'de>>(
+                    p: &mut Partial,
+                    key: $crate::wire::Key<'de>,
+                    map: &mut A,
+                ) -> Result<(), A::Error> {
+                    match key.as_str() {
+                        $( $key => {
+                            $crate::wire::wire_struct!(
+                                @accept $kind $ty, p, $field, Field::$field, map
+                            );
+                        } )*
+                        _ => {
+                            let v: serde_json::Value = map.next_value()?;
+                            p.extra.insert(key.into_owned(), v);
+                        }
+                    }
+                    Ok(())
+                }
+
+                fn accept_value<E: serde::de::Error>(
+                    p: &mut Partial,
+                    key: String,
+                    value: serde_json::Value,
+                ) -> Result<(), E> {
+                    match key.as_str() {
+                        $( $key => {
+                            $crate::wire::wire_struct!(
+                                @accept_value $kind $ty, p, $field, Field::$field, value
+                            );
+                        } )*
+                        _ => {
+                            p.extra.insert(key, value);
+                        }
+                    }
+                    Ok(())
+                }
+
+                fn finish<E: serde::de::Error>(p: Partial) -> Result<Self, E> {
+                    Ok($name {
+                        $( $field: $crate::wire::wire_struct!(@finish $kind p.$field, $key), )*
+                        extra: p.extra,
+                    })
+                }
+
+                fn serialize_fields<M: serde::ser::SerializeMap>(
+                    &self,
+                    map: &mut M,
+                ) -> Result<(), M::Error> {
+                    $(
+                        $crate::wire::wire_struct!(
+                            @ser $kind map,
+                            $key,
+                            &self.$field,
+                            self.extra.null_bit(Field::$field as u32)
+                        );
+                    )*
+                    for (k, v) in &self.extra {
+                        let shadowed = match k.as_str() {
+                            $(
+                                $key => $crate::wire::wire_struct!(
+                                    @is_set $kind &self.$field,
+                                    self.extra.null_bit(Field::$field as u32)
+                                ),
+                            )*
+                            _ => false,
+                        };
+                        if !shadowed {
+                            map.serialize_entry(k, v)?;
+                        }
+                    }
+                    Ok(())
+                }
+            }
+        };
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap as _;
+                let mut map = serializer.serialize_map(None)?;
+                $crate::wire::WireObject::serialize_fields(self, &mut map)?;
+                map.end()
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $crate::wire::deserialize_object(deserializer)
+            }
+        }
+
+        impl $crate::wire::FindUnknown for $name {
+            #[allow(unused_variables)]
+            fn find_unknown(&self, path: &mut String, out: &mut Vec<String>) {
+                $(
+                    $crate::wire::with_key(path, $key, |path| {
+                        $crate::wire::FindUnknown::find_unknown(&self.$field, path, out)
+                    });
+                )*
+            }
+
+            fn find_extra(&self, path: &mut String, out: &mut Vec<String>) {
+                for key in self.extra.keys() {
+                    $crate::wire::with_key(path, key, |path| out.push(path.clone()));
+                }
+                $(
+                    $crate::wire::with_key(path, $key, |path| {
+                        $crate::wire::FindUnknown::find_extra(&self.$field, path, out)
+                    });
+                )*
+            }
+        }
+    };
+
+    (@ty req $ty:ty) => { $ty };
+    (@ty opt $ty:ty) => { Option<$ty> };
+    (@ty any $ty:ty) => { Option<$ty> };
+
+    (@accept req $ty:ty, $p:ident, $field:ident, $bit:expr, $map:ident) => {
+        $p.$field = Some($map.next_value::<$ty>()?);
+    };
+    (@accept opt $ty:ty, $p:ident, $field:ident, $bit:expr, $map:ident) => {
+        $p.$field = $map.next_value::<Option<$ty>>()?;
+        $p.extra.set_null_bit($bit as u32, $p.$field.is_none());
+    };
+
+    (@accept any $ty:ty, $p:ident, $field:ident, $bit:expr, $map:ident) => {
+        $p.$field = Some($map.next_value::<$ty>()?);
+    };
+
+    (@accept_value any $ty:ty, $p:ident, $field:ident, $bit:expr, $value:ident) => {
+        $p.$field = Some($crate::wire::from_value::<$ty, E>($value)?);
+    };
+    (@accept_value req $ty:ty, $p:ident, $field:ident, $bit:expr, $value:ident) => {
+        $p.$field = Some($crate::wire::from_value::<$ty, E>($value)?);
+    };
+    (@accept_value opt $ty:ty, $p:ident, $field:ident, $bit:expr, $value:ident) => {
+        $p.$field = $crate::wire::from_value::<Option<$ty>, E>($value)?;
+        $p.extra.set_null_bit($bit as u32, $p.$field.is_none());
+    };
+
+    (@finish req $slot:expr, $key:literal) => {
+        $slot.ok_or_else(|| E::missing_field($key))?
+    };
+    (@finish opt $slot:expr, $key:literal) => { $slot };
+    (@finish any $slot:expr, $key:literal) => { $slot };
+
+    (@ser req $map:ident, $key:literal, $v:expr, $null:expr) => {
+        $map.serialize_entry($key, $v)?;
+    };
+    (@ser opt $map:ident, $key:literal, $v:expr, $null:expr) => {
+        match $v {
+            Some(v) => $map.serialize_entry($key, v)?,
+            None if $null => $map.serialize_entry($key, &serde_json::Value::Null)?,
+            None => {}
+        }
+    };
+
+    (@ser any $map:ident, $key:literal, $v:expr, $null:expr) => {
+        if let Some(v) = $v {
+            $map.serialize_entry($key, v)?;
+        }
+    };
+
+    (@is_set any $v:expr, $null:expr) => { $v.is_some() };
+    (@is_set req $v:expr, $null:expr) => { true };
+    (@is_set opt $v:expr, $null:expr) => { $v.is_some() || $null };
+}
+pub(crate) use wire_struct;
