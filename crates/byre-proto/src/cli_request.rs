@@ -5,7 +5,9 @@ use serde_json::Value;
 
 use crate::hooks::{HookInput, HookOutput};
 use crate::mcp::JsonRpcMessage;
-use crate::permissions::{PermissionResult, PermissionUpdate};
+use crate::permissions::{
+    AskUserQuestionInput, PermissionResult, PermissionUpdate, ASK_USER_QUESTION,
+};
 use crate::wire::{wire_enum, wire_struct};
 
 wire_enum! {
@@ -192,7 +194,7 @@ pub fn check_answer_payload(
     subtype: &str,
     payload: Option<&Value>,
 ) -> Option<Result<Vec<String>, String>> {
-    use crate::decode::check_payload;
+    use crate::validate::check_payload;
     Some(match subtype {
         "can_use_tool" => check_payload::<PermissionResult>(payload),
         "hook_callback" => check_payload::<HookOutput>(payload),
@@ -203,32 +205,11 @@ pub fn check_answer_payload(
     })
 }
 
-/// The payload types a host answers CLI requests with, for documentation and dispatch.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CliRequestAnswer {
-    /// For `can_use_tool`.
-    Permission(PermissionResult),
-    /// For `hook_callback`.
-    Hook(HookOutput),
-    /// For `mcp_message`.
-    Mcp(McpMessageResponse),
-    /// For `elicitation`.
-    Elicitation(ElicitationResponse),
-    /// For `request_user_dialog`.
-    UserDialog(UserDialogResponse),
-}
-
-impl CliRequestAnswer {
-    /// The payload as it goes into a success `control_response`.
-    pub fn to_value(&self) -> Value {
-        let v = match self {
-            CliRequestAnswer::Permission(p) => serde_json::to_value(p),
-            CliRequestAnswer::Hook(h) => serde_json::to_value(h),
-            CliRequestAnswer::Mcp(m) => serde_json::to_value(m),
-            CliRequestAnswer::Elicitation(e) => serde_json::to_value(e),
-            CliRequestAnswer::UserDialog(d) => serde_json::to_value(d),
-        };
-        v.expect("wire types always serialize")
+impl AskUserQuestionInput {
+    /// The input of a `can_use_tool` request, when it asks about `AskUserQuestion`.
+    pub fn from_request(request: &CanUseToolRequest) -> Option<Result<Self, serde_json::Error>> {
+        (request.tool_name == ASK_USER_QUESTION)
+            .then(|| serde_json::from_value(request.input.clone()))
     }
 }
 

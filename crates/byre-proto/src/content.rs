@@ -163,7 +163,8 @@ wire_enum! {
         /// Results of the server `bash_code_execution` tool.
         "bash_code_execution_tool_result" => BashCodeExecutionToolResult(ServerToolResultBlock),
         /// Results of the server `text_editor_code_execution` tool.
-        "text_editor_code_execution_tool_result" => TextEditorCodeExecutionToolResult(ServerToolResultBlock),
+        "text_editor_code_execution_tool_result" =>
+            TextEditorCodeExecutionToolResult(ServerToolResultBlock),
         /// Results of the server tool-search tools.
         "tool_search_tool_result" => ToolSearchToolResult(ServerToolResultBlock),
         /// Results of the advisor server tool.

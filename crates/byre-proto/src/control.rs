@@ -24,6 +24,17 @@ wire_struct! {
     }
 }
 
+impl HostRequest {
+    /// Wraps the request in its envelope with `request_id`.
+    pub fn with_id(self, request_id: impl Into<String>) -> HostControlRequest {
+        HostControlRequest {
+            request_id: request_id.into(),
+            request: self,
+            extra: Default::default(),
+        }
+    }
+}
+
 wire_struct! {
     /// A request from the CLI to the host.
     pub struct CliControlRequest {

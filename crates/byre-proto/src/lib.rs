@@ -83,11 +83,17 @@
 //!
 //! ## Example lines
 //!
+//! Each is one line on the wire; the longer ones are wrapped here.
+//!
 //! ```text
-//! {"type":"user","message":{"role":"user","content":"hi"},"parent_tool_use_id":null,"session_id":""}
+//! {"type":"user","message":{"role":"user","content":"hi"},"parent_tool_use_id":null,
+//!  "session_id":""}
 //! {"type":"control_request","request_id":"req_1","request":{"subtype":"interrupt"}}
-//! {"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"He"}},"session_id":"s","parent_tool_use_id":null,"uuid":"u"}
-//! {"type":"control_response","response":{"subtype":"error","request_id":"r","error":"Unsupported control request subtype: x","error_code":"unsupported_request"}}
+//! {"type":"stream_event","event":{"type":"content_block_delta","index":0,
+//!  "delta":{"type":"text_delta","text":"He"}},"session_id":"s","parent_tool_use_id":null,
+//!  "uuid":"u"}
+//! {"type":"control_response","response":{"subtype":"error","request_id":"r",
+//!  "error":"Unsupported control request subtype: x","error_code":"unsupported_request"}}
 //! ```
 
 mod cli_request;
@@ -103,6 +109,7 @@ mod message;
 mod permissions;
 mod stream;
 mod system;
+mod validate;
 mod values;
 mod wire;
 
@@ -110,9 +117,7 @@ pub use crate::cli_request::*;
 pub use crate::content::*;
 pub use crate::control::*;
 pub use crate::conversation::*;
-pub use crate::decode::{
-    first_difference, round_trips, AnyMessage, DecodeError, DecodeErrorKind, Direction,
-};
+pub use crate::decode::{AnyMessage, DecodeError, DecodeErrorKind, Direction};
 pub use crate::events::*;
 pub use crate::hooks::{HookEvent, HookInput, HookMatcher, HookOutput, HookSpecificOutput};
 pub use crate::host_request::*;
@@ -121,5 +126,6 @@ pub use crate::message::{CliMessage, HostMessage};
 pub use crate::permissions::*;
 pub use crate::stream::*;
 pub use crate::system::*;
+pub use crate::validate::{first_difference, round_trips};
 pub use crate::values::*;
 pub use crate::wire::{Extra, FindUnknown, Number, RawJson, Unknown};

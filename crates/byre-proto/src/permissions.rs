@@ -219,14 +219,6 @@ wire_struct! {
 }
 
 impl AskUserQuestionInput {
-    /// The input of a `can_use_tool` request, when it asks about `AskUserQuestion`.
-    pub fn from_request(
-        request: &crate::CanUseToolRequest,
-    ) -> Option<Result<Self, serde_json::Error>> {
-        (request.tool_name == ASK_USER_QUESTION)
-            .then(|| serde_json::from_value(request.input.clone()))
-    }
-
     /// The permission answer that gives the model these answers (question text → answer;
     /// for several choices, their labels joined with `", "`): the call is allowed with its
     /// input plus `answers`. Every field of the original input is kept.

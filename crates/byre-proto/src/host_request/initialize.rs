@@ -1,0 +1,208 @@
+//! The `initialize` handshake: what the host registers at start-up (hooks, agents, MCP servers,
+//! prompts) and what the CLI answers about itself (commands, agents, models, account).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::hooks::{HookEvent, HookMatcher};
+use crate::values::PermissionMode;
+use crate::wire::wire_struct;
+
+wire_struct! {
+    /// `initialize`: the first request, carrying everything the CLI takes at start-up.
+    #[derive(Default)]
+    pub struct InitializeRequest {
+        /// Hook registrations per event (`null` when there are none).
+        "hooks" hooks: opt BTreeMap<HookEvent, Vec<HookMatcher>>,
+        /// Names of in-process (sdk) MCP servers.
+        "sdkMcpServers" sdk_mcp_servers: opt Vec<String>,
+        /// Per-server settings of in-process MCP servers.
+        "sdkMcpServerConfigs" sdk_mcp_server_configs: any Value,
+        /// Pre-run MCP handshakes of in-process servers.
+        "sdkMcpServerManifests" sdk_mcp_server_manifests: any Value,
+        /// Structured output schema.
+        "jsonSchema" json_schema: any Value,
+        /// The system prompt, as blocks.
+        "systemPrompt" system_prompt: any Value,
+        /// Text appended to the system prompt.
+        "appendSystemPrompt" append_system_prompt: opt String,
+        /// A system prompt snapshot.
+        "systemPromptSnapshot" system_prompt_snapshot: any Value,
+        /// Leave dynamic sections out of the system prompt.
+        "excludeDynamicSections" exclude_dynamic_sections: opt bool,
+        /// Plan mode instructions.
+        "planModeInstructions" plan_mode_instructions: opt String,
+        /// Tool aliases.
+        "toolAliases" tool_aliases: any Value,
+        /// Subagent definitions by name.
+        "agents" agents: opt BTreeMap<String, AgentDefinition>,
+        /// The session title.
+        "title" title: opt String,
+        /// Skills to enable.
+        "skills" skills: opt Vec<String>,
+        /// Whether to send prompt suggestions.
+        "promptSuggestions" prompt_suggestions: opt bool,
+        /// Whether to summarise agent progress.
+        "agentProgressSummaries" agent_progress_summaries: opt bool,
+        /// Forward subagents' text.
+        "forwardSubagentText" forward_subagent_text: opt bool,
+        /// Dialog kinds the host can show (`request_user_dialog`).
+        "supportedDialogKinds" supported_dialog_kinds: opt Vec<String>,
+        /// Offer a stop button per task.
+        "perTaskStopAffordance" per_task_stop_affordance: opt bool,
+        /// Plugins.
+        "plugins" plugins: any Value,
+        /// MCP servers (read only with `--await-initialize`).
+        "mcpServers" mcp_servers: any Value,
+    }
+}
+
+wire_struct! {
+    /// A subagent definition.
+    #[derive(Default)]
+    pub struct AgentDefinition {
+        /// When to use it.
+        "description" description: req String,
+        /// Its system prompt.
+        "prompt" prompt: req String,
+        /// Allowed tools.
+        "tools" tools: opt Vec<String>,
+        /// Denied tools.
+        "disallowedTools" disallowed_tools: opt Vec<String>,
+        /// Its model (`inherit`, an alias, or an id).
+        "model" model: opt String,
+        /// MCP servers (names or inline configs).
+        "mcpServers" mcp_servers: any Value,
+        /// Skills.
+        "skills" skills: opt Vec<String>,
+        /// A first prompt.
+        "initialPrompt" initial_prompt: opt String,
+        /// Its turn limit.
+        "maxTurns" max_turns: opt u64,
+        /// Run in the background by default.
+        "background" background: opt bool,
+        /// Memory scope (`user`, `project`, `local`).
+        "memory" memory: opt String,
+        /// Effort level.
+        "effort" effort: any Value,
+        /// Its permission mode.
+        "permissionMode" permission_mode: opt PermissionMode,
+    }
+}
+
+wire_struct! {
+    /// The answer to `initialize`.
+    pub struct InitializeResponse {
+        /// Slash commands.
+        "commands" commands: opt Vec<SlashCommand>,
+        /// Agents.
+        "agents" agents: opt Vec<AgentInfo>,
+        /// The output style.
+        "output_style" output_style: opt String,
+        /// Available output styles.
+        "available_output_styles" available_output_styles: opt Vec<String>,
+        /// Where user output styles live.
+        "user_output_styles_dir" user_output_styles_dir: opt String,
+        /// The model catalogue.
+        "models" models: opt Vec<ModelInfo>,
+        /// The account.
+        "account" account: opt AccountInfo,
+        /// The CLI's process id.
+        "pid" pid: opt u64,
+        /// The CLI's version.
+        "claude_code_version" claude_code_version: opt String,
+        /// The permission mode in effect.
+        "current_permission_mode" current_permission_mode: opt PermissionMode,
+        /// Present (true) when hooks were given and applied.
+        "hooks_applied" hooks_applied: opt bool,
+        /// Whether `onFailure` on hooks is supported.
+        "hook_on_failure_supported" hook_on_failure_supported: opt bool,
+        /// Whether MCP servers sent here were applied.
+        "mcp_servers_applied" mcp_servers_applied: opt bool,
+        /// Whether plugins sent here were applied.
+        "plugins_applied" plugins_applied: opt bool,
+        /// What became of pre-run MCP handshakes.
+        "sdk_mcp_manifests_parked" sdk_mcp_manifests_parked: any Value,
+        /// Fast mode state.
+        "fast_mode_state" fast_mode_state: opt String,
+        /// Why fast mode is off.
+        "fast_mode_disabled_reason" fast_mode_disabled_reason: opt String,
+        /// The session state (`idle`, ...).
+        "session_state" session_state: opt String,
+        /// Feature flags.
+        "capabilities" capabilities: opt Vec<String>,
+        /// Whether analytics are off.
+        "analytics_disabled" analytics_disabled: opt bool,
+    }
+}
+
+wire_struct! {
+    /// A slash command.
+    pub struct SlashCommand {
+        /// Its name, without the slash.
+        "name" name: req String,
+        /// What it does.
+        "description" description: opt String,
+        /// A hint for its arguments.
+        "argumentHint" argument_hint: opt String,
+        /// Other names.
+        "aliases" aliases: opt Vec<String>,
+        /// Whether it is built in.
+        "builtin" builtin: opt bool,
+    }
+}
+
+wire_struct! {
+    /// An agent the CLI knows.
+    pub struct AgentInfo {
+        /// Its name.
+        "name" name: req String,
+        /// When to use it.
+        "description" description: opt String,
+        /// Its model.
+        "model" model: opt String,
+    }
+}
+
+wire_struct! {
+    /// A model in the catalogue.
+    pub struct ModelInfo {
+        /// The value to pass to `set_model`.
+        "value" value: req String,
+        /// The model it resolves to.
+        "resolvedModel" resolved_model: opt String,
+        /// Its display name.
+        "displayName" display_name: opt String,
+        /// A description.
+        "description" description: opt String,
+        /// Whether it takes an effort level.
+        "supportsEffort" supports_effort: opt bool,
+        /// The effort levels it takes.
+        "supportedEffortLevels" supported_effort_levels: opt Vec<String>,
+        /// Whether it supports adaptive thinking.
+        "supportsAdaptiveThinking" supports_adaptive_thinking: opt bool,
+        /// Whether it supports fast mode.
+        "supportsFastMode" supports_fast_mode: opt bool,
+        /// Whether it supports auto mode.
+        "supportsAutoMode" supports_auto_mode: opt bool,
+    }
+}
+
+wire_struct! {
+    /// The account the CLI uses. Transcripts replace `email` with `[redacted]`.
+    pub struct AccountInfo {
+        /// The account's email.
+        "email" email: opt String,
+        /// The organisation.
+        "organization" organization: opt String,
+        /// The subscription.
+        "subscriptionType" subscription_type: opt String,
+        /// Where the token comes from.
+        "tokenSource" token_source: opt String,
+        /// Where the API key comes from.
+        "apiKeySource" api_key_source: opt String,
+        /// The API provider.
+        "apiProvider" api_provider: opt String,
+    }
+}
