@@ -2,10 +2,11 @@
 //! compare, counting typed, unknown and failed messages, and the typed ones that carry fields
 //! byre does not model.
 //!
-//! A transcript has one `{"dir":"send"|"recv","msg":{...}}` object per line; other keys are
-//! ignored and lines whose `dir` is neither (notes, raw bytes) are skipped. Control answers are
-//! also checked against the request they answer: the payload must decode as that request's
-//! typed success payload and round-trip.
+//! A transcript has one `{"dir":"send"|"recv","msg":{...}}` object per line (byre-transport's
+//! transcript format, read with its reader); notes and raw bytes are skipped. Each message is
+//! decoded once, from its recorded bytes, and compared with the recorded text parsed as a
+//! value. Control answers are also checked against the request they answer: the payload must
+//! decode as that request's typed success payload and round-trip.
 
 use std::collections::HashMap;
 use std::fs;
@@ -15,6 +16,7 @@ use byre_proto::{
     check_answer_payload, check_response_payload, first_difference, AnyMessage, CliMessage,
     ControlResponseBody, Direction, FindUnknown, HostMessage,
 };
+use byre_testkit::{TranscriptError, TranscriptLine, TranscriptReader};
 use serde_json::Value;
 
 use crate::flags::Replay;
@@ -91,31 +93,23 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
 }
 
 fn replay_file(file: &Path, explain: bool) -> Result<Counts, String> {
-    let text = fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let mut counts = Counts::default();
     // Request subtypes by request id, per direction of the request.
     let mut requests: HashMap<(Direction, String), String> = HashMap::new();
-    for (index, line) in text.split(|&b| b == b'\n').enumerate() {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let entry: Value = serde_json::from_slice(line).map_err(|e| {
-            format!(
-                "{}:{}: not a transcript line: {e}",
-                file.display(),
-                index + 1
-            )
+    let mut lines = TranscriptReader::open(file).map_err(|e| e.to_string())?;
+    while let Some(line) = lines.next() {
+        let number = lines.line_number();
+        let line = line.map_err(|e| match e {
+            TranscriptError::BadLine { line, reason } => {
+                format!("{}:{line}: not a transcript line: {reason}", file.display())
+            }
+            other => other.to_string(),
         })?;
-        let direction = match entry.get("dir").and_then(Value::as_str) {
-            Some("send") => Direction::Send,
-            Some("recv") => Direction::Recv,
-            _ => continue,
-        };
-        let Some(msg) = entry.get("msg") else {
+        let Some(direction) = line.direction() else {
             continue;
         };
         counts.messages += 1;
-        let outcome = check_message(direction, msg, &mut requests);
+        let (outcome, kind) = check_message(direction, &line, &mut requests);
         let (label, details) = match outcome {
             Outcome::Typed(extra) if extra.is_empty() => {
                 counts.typed += 1;
@@ -136,12 +130,11 @@ fn replay_file(file: &Path, explain: bool) -> Result<Counts, String> {
             }
         };
         if explain {
-            let kind = msg.get("type").and_then(Value::as_str).unwrap_or("?");
             for detail in details {
                 println!(
                     "  {}:{} {} {kind} {label}: {detail}",
                     file.display(),
-                    index + 1,
+                    number,
                     direction.as_str()
                 );
             }
@@ -150,31 +143,44 @@ fn replay_file(file: &Path, explain: bool) -> Result<Counts, String> {
     Ok(counts)
 }
 
+/// Decodes one message from its recorded bytes and checks that it encodes back to the same
+/// value; also gives the message's `type`.
 fn check_message(
     direction: Direction,
-    msg: &Value,
+    line: &TranscriptLine,
     requests: &mut HashMap<(Direction, String), String>,
-) -> Outcome {
-    let bytes = serde_json::to_vec(msg).expect("a Value always serializes");
-    let decoded = match AnyMessage::from_slice(direction, &bytes) {
+) -> (Outcome, String) {
+    let recorded: Value = match serde_json::from_str(&line.raw) {
+        Ok(value) => value,
+        Err(e) => return (Outcome::Failed(vec![e.to_string()]), "?".into()),
+    };
+    let kind = recorded
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("?")
+        .to_owned();
+    let decoded = match AnyMessage::from_slice(direction, line.raw.as_bytes()) {
         Ok(decoded) => decoded,
-        Err(error) => return Outcome::Failed(vec![error.to_string()]),
+        Err(error) => return (Outcome::Failed(vec![error.to_string()]), kind),
     };
     let again = decoded.to_value();
-    if &again != msg {
-        let at = first_difference(msg, &again).unwrap_or_else(|| "/".into());
-        return Outcome::Failed(vec![format!("re-encoded value differs at {at}")]);
+    if again != recorded {
+        let at = first_difference(&recorded, &again).unwrap_or_else(|| "/".into());
+        return (
+            Outcome::Failed(vec![format!("re-encoded value differs at {at}")]),
+            kind,
+        );
     }
     let mut unknown = decoded.unknown_paths();
     match control_check(direction, &decoded, requests) {
-        Some(Err(why)) => return Outcome::Failed(vec![why]),
+        Some(Err(why)) => return (Outcome::Failed(vec![why]), kind),
         Some(Ok(paths)) => unknown.extend(paths.into_iter().map(|p| format!("payload {p}"))),
         None => {}
     }
     if unknown.is_empty() {
-        Outcome::Typed(decoded.extra_paths())
+        (Outcome::Typed(decoded.extra_paths()), kind)
     } else {
-        Outcome::Unknown(unknown)
+        (Outcome::Unknown(unknown), kind)
     }
 }
 

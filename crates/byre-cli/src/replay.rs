@@ -1,9 +1,10 @@
 //! `byre replay FILE`: a transcript as a readable conversation — prompts, answers, tool calls
 //! and their results, hooks, interrupts, and each turn's closing line with its cost.
 //!
-//! It reads transcripts as `--transcript` writes them (`{"dir":"send"|"recv","msg":{...}}` per
-//! line; notes and raw lines are skipped) and the NDJSON of `--output json` (one CLI message
-//! per line). A line that is neither is an error naming the line.
+//! It reads transcripts as `--transcript` writes them (byre-transport's transcript format:
+//! `{"dir":"send"|"recv","t":..,"msg":{...}}` per line; notes and raw lines are skipped) and
+//! the NDJSON of `--output json` (one CLI message per line). Each message is decoded once, from
+//! its recorded bytes. A line that is neither is an error naming the line.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -11,9 +12,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use byre_proto::{
-    CliMessage, CliRequest, ContentBlock, HostMessage, HostRequest, MessageContent, SystemMessage,
+    AnyMessage, CliMessage, CliRequest, ContentBlock, DecodeErrorKind, HostMessage, HostRequest,
+    MessageContent, SystemMessage,
 };
-use serde_json::Value;
+use byre_transport::{TranscriptDir, TranscriptError, TranscriptLine};
 
 use crate::errors::CliError;
 use crate::render::{closing_line, one_line, preview, tool_label};
@@ -28,41 +30,43 @@ pub(crate) fn replay(path: &Path) -> Result<ExitCode, CliError> {
     let mut view = View::default();
     let mut out = std::io::stdout().lock();
     for (index, line) in text.split(|&b| b == b'\n').enumerate() {
-        if line.iter().all(u8::is_ascii_whitespace) {
+        let line = line.trim_ascii();
+        if line.is_empty() {
             continue;
         }
         let at = index + 1;
-        let entry: Value =
-            serde_json::from_slice(line).map_err(|e| error(format!("line {at}: not JSON: {e}")))?;
-        let shown = match entry.get("dir").and_then(Value::as_str) {
-            Some("send") => match entry.get("msg") {
-                Some(msg) => {
-                    let message = HostMessage::from_value(msg)
-                        .map_err(|e| error(format!("line {at}: not a host message: {e}")))?;
-                    view.sent(&message)
+        let shown = match TranscriptLine::from_slice(line) {
+            Ok(entry) => match entry.decode() {
+                Some(Ok(AnyMessage::Send(message))) => view.sent(&message),
+                Some(Ok(AnyMessage::Recv(message))) => view.received(&message),
+                Some(Err(e)) => {
+                    let what = match entry.dir {
+                        TranscriptDir::Send => "a host message",
+                        _ => "a CLI message",
+                    };
+                    return Err(error(format!("line {at}: not {what}: {e}")));
                 }
-                // Deliberately invalid bytes sent in a test: nothing to show.
+                // Notes, and deliberately invalid bytes sent in a test: nothing to show.
                 None => Vec::new(),
             },
-            Some("recv") => {
-                let msg = entry
-                    .get("msg")
-                    .ok_or_else(|| error(format!("line {at}: a recv line without msg")))?;
-                let message = CliMessage::from_value(msg)
-                    .map_err(|e| error(format!("line {at}: not a CLI message: {e}")))?;
-                view.received(&message)
-            }
-            Some(_) => Vec::new(),
-            None if entry.get("type").is_some() => {
-                let message = CliMessage::from_value(&entry)
-                    .map_err(|e| error(format!("line {at}: not a CLI message: {e}")))?;
-                view.received(&message)
-            }
-            None => {
-                return Err(error(format!(
-                    "line {at}: neither a transcript line (dir, msg) nor a CLI message (type)"
-                )))
-            }
+            // Not a transcript line: a line of `--output json`, perhaps.
+            Err(not_transcript) => match CliMessage::from_slice(line) {
+                Ok(message) => view.received(&message),
+                Err(e) if matches!(e.kind, DecodeErrorKind::NotJson(_)) => {
+                    return Err(error(format!("line {at}: {}", e.kind)))
+                }
+                Err(e) => {
+                    let why = match not_transcript {
+                        TranscriptError::BadLine { reason, .. } => reason,
+                        other => other.to_string(),
+                    };
+                    return Err(error(format!(
+                        "line {at}: neither a transcript line (dir, msg: {why}) nor a CLI \
+                         message (type: {})",
+                        e.kind
+                    )));
+                }
+            },
         };
         for line in shown {
             writeln!(out, "{line}").map_err(|e| error(e.to_string()))?;

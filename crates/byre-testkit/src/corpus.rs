@@ -42,27 +42,27 @@ pub fn recv_lines(dir: &Path) -> io::Result<Vec<Vec<u8>>> {
         }
     }
     files.sort();
-    #[derive(serde::Deserialize)]
-    struct Entry<'a> {
-        dir: &'a str,
-        #[serde(borrow)]
-        msg: Option<&'a serde_json::value::RawValue>,
-    }
     let mut lines = Vec::new();
     for file in files {
-        for line in std::fs::read_to_string(&file)?.lines() {
-            let entry: Entry<'_> = serde_json::from_str(line).map_err(|e| {
-                io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("{}: {e}", file.display()),
-                )
-            })?;
-            if let (&"recv", Some(msg)) = (&entry.dir, entry.msg) {
-                lines.push(msg.get().as_bytes().to_vec());
+        for line in crate::TranscriptReader::open(&file).map_err(|e| io_error(&file, e))? {
+            let line = line.map_err(|e| io_error(&file, e))?;
+            if line.is_recv() {
+                lines.push(line.raw.into_bytes());
             }
         }
     }
     Ok(lines)
+}
+
+/// A transcript that cannot be read, as an IO error naming the file.
+fn io_error(file: &Path, error: crate::TranscriptError) -> io::Error {
+    match error {
+        crate::TranscriptError::Io { source, .. } => source,
+        other => io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: {other}", file.display()),
+        ),
+    }
 }
 
 /// A stream of newline-terminated lines.

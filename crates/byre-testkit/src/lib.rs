@@ -63,4 +63,5 @@ pub use script::{
 pub use server::{serve_forever, FakeModel, FakeModelError, LoggedRequest};
 pub use transcript::{
     read_transcript, TranscriptDir, TranscriptError, TranscriptKind, TranscriptLine,
+    TranscriptReader, TranscriptWriter,
 };

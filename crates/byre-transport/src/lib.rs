@@ -3,8 +3,8 @@
 //! builds its argv and environment.
 //!
 //! The process runs in its own process group with stderr drained into a bounded buffer, and
-//! shuts down without leaving a zombie or an orphan. The transcript writer records every line
-//! in both directions, with the account email redacted.
+//! shuts down without leaving a zombie or an orphan. The transcript module reads and writes the
+//! one transcript format: every line in both directions, the account email redacted.
 
 mod codec;
 mod launch;
@@ -21,4 +21,7 @@ pub use crate::launch::{
 pub use crate::process::{
     exit_hint, CliProcess, ExitInfo, ProcessOptions, StderrCallback, StderrTail, Stopped,
 };
-pub use crate::transcript::{transcript_cli_version, TranscriptWriter, REDACTED};
+pub use crate::transcript::{
+    read_transcript, transcript_cli_version, TranscriptDir, TranscriptError, TranscriptKind,
+    TranscriptLine, TranscriptReader, TranscriptWriter, REDACTED,
+};

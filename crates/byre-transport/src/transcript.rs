@@ -1,5 +1,6 @@
-//! The transcript writer: every line in both directions, one JSON object per line, in the
-//! order things happened:
+//! Transcripts: every line in both directions, one JSON object per line, in the order things
+//! happened. The entry type ([`TranscriptLine`]), the reader ([`TranscriptReader`],
+//! [`read_transcript`]) and the writer ([`TranscriptWriter`]) of the one format:
 //!
 //! ```text
 //! {"dir":"note","t":0.0,"note":"argv: [...]"}
@@ -9,26 +10,407 @@
 //! ```
 //!
 //! `t` is seconds since the writer was created, to the millisecond. Each `msg` is the line
-//! exactly as it was written or read (key order kept); `raw` holds a line written as it is
-//! (see [`TranscriptWriter::record_raw`]) or one that is not JSON, as a string; `note` holds a
+//! exactly as it was written or read, byte for byte (the CLI's own key order: `type` is about
+//! the 19th key of a `result`); `raw` holds a line written as it is (see
+//! [`TranscriptWriter::record_raw`]) or one that is not JSON, as a string; `note` holds a
 //! remark. This is the format of byre's recorded transcripts (`testdata/transcripts`).
 //!
-//! `stream_event` lines are left out unless [`TranscriptWriter::keep_stream_events`] says
-//! otherwise. The account email from the `initialize` answer is replaced by `[redacted]` in
+//! Reading keeps each message as its exact JSON text ([`TranscriptLine::raw`]), so it is decoded
+//! once, from those bytes ([`TranscriptLine::decode`], [`TranscriptLine::decode_recv`]), or
+//! parsed into a [`Value`] when a test wants one ([`TranscriptLine::msg`]).
+//!
+//! The writer leaves `stream_event` lines out unless [`TranscriptWriter::keep_stream_events`]
+//! says otherwise. The account email from the `initialize` answer is replaced by `[redacted]` in
 //! that answer and everywhere it appears afterwards, inside strings too. The file is flushed at
 //! every turn end (`result`), at every note, and when the writer is closed or dropped, so a
 //! CLI that crashes loses nothing already read.
 
+use std::borrow::Cow;
+use std::fmt;
 use std::fs::File;
-use std::io::{self, BufRead, BufWriter, Write};
-use std::path::Path;
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use byre_proto::{CliMessage, ControlResponseBody};
-use serde_json::Value;
+use byre_proto::{AnyMessage, CliMessage, ControlResponseBody, DecodeError, Direction};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
 
 /// What replaces the account email.
 pub const REDACTED: &str = "[redacted]";
+
+/// Which way a transcript line went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TranscriptDir {
+    /// Written on the CLI's stdin.
+    Send,
+    /// Read from the CLI's stdout.
+    Recv,
+    /// A remark of the host.
+    Note,
+}
+
+impl TranscriptDir {
+    /// The name in transcript files: `send`, `recv` or `note`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TranscriptDir::Send => "send",
+            TranscriptDir::Recv => "recv",
+            TranscriptDir::Note => "note",
+        }
+    }
+}
+
+impl fmt::Display for TranscriptDir {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a transcript line holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TranscriptKind {
+    /// A message: `raw` is its exact JSON text (`"msg"` in the file).
+    Msg,
+    /// Bytes written as they are ([`TranscriptWriter::record_raw`]) or a line that is not
+    /// JSON (`"raw"` in the file; lossy UTF-8).
+    Raw,
+    /// A remark (`"note"` in the file).
+    Note,
+}
+
+impl TranscriptKind {
+    /// The key in transcript files: `msg`, `raw` or `note`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TranscriptKind::Msg => "msg",
+            TranscriptKind::Raw => "raw",
+            TranscriptKind::Note => "note",
+        }
+    }
+}
+
+/// One line of a transcript.
+///
+/// A message keeps the exact text that went over the pipe, so the file shows the CLI's own
+/// key order. In the file it is written as `{"dir":..,"t":..,"msg":<the exact text>}` (see
+/// [`TranscriptLine::to_json`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TranscriptLine {
+    /// Which way it went.
+    pub dir: TranscriptDir,
+    /// Seconds since the transcript began, to the millisecond.
+    pub t: f64,
+    /// What the line holds.
+    pub kind: TranscriptKind,
+    /// The text: a message's exact JSON (without its newline), the bytes of a raw line, or
+    /// the note.
+    pub raw: String,
+}
+
+impl TranscriptLine {
+    /// The message's exact JSON text; `None` for notes and raw lines.
+    pub fn msg_json(&self) -> Option<&str> {
+        (self.kind == TranscriptKind::Msg).then_some(self.raw.as_str())
+    }
+
+    /// The message, parsed (object keys come out sorted); `None` for notes and raw lines.
+    pub fn msg(&self) -> Option<Value> {
+        serde_json::from_str(self.msg_json()?).ok()
+    }
+
+    /// The message's direction on the wire: `None` for notes and raw lines.
+    pub fn direction(&self) -> Option<Direction> {
+        match (self.dir, self.kind) {
+            (TranscriptDir::Send, TranscriptKind::Msg) => Some(Direction::Send),
+            (TranscriptDir::Recv, TranscriptKind::Msg) => Some(Direction::Recv),
+            _ => None,
+        }
+    }
+
+    /// The message decoded from its bytes, as its direction says (a [`HostMessage`] sent, a
+    /// [`CliMessage`] received); `None` for notes and raw lines.
+    ///
+    /// [`HostMessage`]: byre_proto::HostMessage
+    pub fn decode(&self) -> Option<Result<AnyMessage, DecodeError>> {
+        let direction = self.direction()?;
+        Some(AnyMessage::from_slice(direction, self.raw.as_bytes()))
+    }
+
+    /// The message the CLI wrote, decoded from its bytes; `None` for every other line.
+    pub fn decode_recv(&self) -> Option<Result<CliMessage, DecodeError>> {
+        self.is_recv()
+            .then(|| CliMessage::from_slice(self.raw.as_bytes()))
+    }
+
+    /// The note's text, for notes.
+    pub fn note(&self) -> Option<&str> {
+        (self.kind == TranscriptKind::Note).then_some(self.raw.as_str())
+    }
+
+    /// Whether this is a message read from the CLI.
+    pub fn is_recv(&self) -> bool {
+        self.dir == TranscriptDir::Recv && self.kind == TranscriptKind::Msg
+    }
+
+    /// Whether this is a message written to the CLI.
+    pub fn is_send(&self) -> bool {
+        self.dir == TranscriptDir::Send && self.kind == TranscriptKind::Msg
+    }
+
+    /// The line as it is written to a transcript file (no newline): `dir`, `t`, then `msg`
+    /// holding the exact message text, or `raw`/`note` as a JSON string.
+    pub fn to_json(&self) -> String {
+        let mut out = Vec::with_capacity(self.raw.len() + 40);
+        write_entry(&mut out, self.dir, self.t, self.kind, self.raw.as_bytes())
+            .expect("writing to a Vec does not fail");
+        String::from_utf8(out).expect("an entry of UTF-8 text is UTF-8")
+    }
+
+    /// The file line parsed as a [`Value`] (`dir`, `t`, and `msg`, `raw` or `note`), for
+    /// tests that index into it; object keys come out sorted.
+    pub fn to_value(&self) -> Value {
+        let mut value = json!({ "dir": self.dir.as_str(), "t": self.t });
+        value[self.kind.as_str()] = match self.kind {
+            TranscriptKind::Msg => self.msg().unwrap_or(Value::Null),
+            TranscriptKind::Raw | TranscriptKind::Note => Value::from(self.raw.as_str()),
+        };
+        value
+    }
+
+    /// Reads one line of a transcript file (without its newline): the inverse of
+    /// [`TranscriptLine::to_json`]. A `msg` keeps its exact text. A line without `t` (an
+    /// older transcript) gets `t == 0.0`; other keys are ignored.
+    pub fn parse(line: &str) -> Result<TranscriptLine, TranscriptError> {
+        Self::from_slice(line.as_bytes())
+    }
+
+    /// [`TranscriptLine::parse`] for a line's bytes.
+    pub fn from_slice(line: &[u8]) -> Result<TranscriptLine, TranscriptError> {
+        let bad = |reason: String| TranscriptError::BadLine { line: 0, reason };
+        let entry: Entry<'_> =
+            serde_json::from_slice(line).map_err(|e| bad(format!("not a transcript line: {e}")))?;
+        let dir = match &*entry.dir {
+            "send" => TranscriptDir::Send,
+            "recv" => TranscriptDir::Recv,
+            "note" => TranscriptDir::Note,
+            other => return Err(bad(format!("unknown dir {other:?}"))),
+        };
+        let (kind, raw) = match (entry.msg, entry.raw, entry.note) {
+            (Some(msg), None, None) => (TranscriptKind::Msg, msg.get().to_owned()),
+            (None, Some(raw), None) => (TranscriptKind::Raw, raw),
+            (None, None, Some(note)) => (TranscriptKind::Note, note),
+            _ => {
+                return Err(bad(
+                    "a transcript line holds exactly one of msg, raw and note".into(),
+                ))
+            }
+        };
+        if (dir == TranscriptDir::Note) != (kind == TranscriptKind::Note) {
+            return Err(bad(format!(
+                "a {} line cannot hold {}",
+                dir.as_str(),
+                kind.as_str()
+            )));
+        }
+        Ok(TranscriptLine {
+            dir,
+            t: entry.t.unwrap_or(0.0),
+            kind,
+            raw,
+        })
+    }
+}
+
+impl fmt::Display for TranscriptLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_json())
+    }
+}
+
+/// One line of a transcript file, as its keys say. The message is borrowed as its exact text.
+#[derive(Deserialize)]
+struct Entry<'a> {
+    #[serde(borrow)]
+    dir: Cow<'a, str>,
+    #[serde(default)]
+    t: Option<f64>,
+    #[serde(borrow, default)]
+    msg: Option<&'a RawValue>,
+    #[serde(default)]
+    raw: Option<String>,
+    #[serde(default)]
+    note: Option<String>,
+}
+
+/// Why a transcript could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TranscriptError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file (empty for a reader that is not a file).
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// A line is not a transcript line.
+    #[error("line {line}: {reason}")]
+    BadLine {
+        /// Its number, from 1 (0 for a line parsed on its own).
+        line: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+/// Reads a transcript line by line: every non-blank line, parsed with
+/// [`TranscriptLine::from_slice`], an error naming its line number. After a read error it
+/// ends.
+#[derive(Debug)]
+pub struct TranscriptReader<R> {
+    input: R,
+    path: PathBuf,
+    /// The number of the last line read.
+    line: usize,
+    buf: Vec<u8>,
+    done: bool,
+}
+
+impl TranscriptReader<BufReader<File>> {
+    /// Opens the transcript at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, TranscriptError> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|source| TranscriptError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut reader = TranscriptReader::new(BufReader::new(file));
+        reader.path = path.to_path_buf();
+        Ok(reader)
+    }
+}
+
+impl<R: BufRead> TranscriptReader<R> {
+    /// Reads a transcript from `input`.
+    pub fn new(input: R) -> Self {
+        TranscriptReader {
+            input,
+            path: PathBuf::new(),
+            line: 0,
+            buf: Vec::new(),
+            done: false,
+        }
+    }
+
+    /// The number (from 1) of the line the last item came from; 0 before the first.
+    pub fn line_number(&self) -> usize {
+        self.line
+    }
+}
+
+impl<R: BufRead> Iterator for TranscriptReader<R> {
+    type Item = Result<TranscriptLine, TranscriptError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            self.buf.clear();
+            match self.input.read_until(b'\n', &mut self.buf) {
+                Ok(0) => self.done = true,
+                Ok(_) => {
+                    self.line += 1;
+                    let line = self.buf.trim_ascii();
+                    if line.is_empty() {
+                        continue;
+                    }
+                    return Some(TranscriptLine::from_slice(line).map_err(|e| match e {
+                        TranscriptError::BadLine { reason, .. } => TranscriptError::BadLine {
+                            line: self.line,
+                            reason,
+                        },
+                        other => other,
+                    }));
+                }
+                Err(source) => {
+                    self.done = true;
+                    return Some(Err(TranscriptError::Io {
+                        path: self.path.clone(),
+                        source,
+                    }));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Reads a transcript file: every non-blank line, parsed with [`TranscriptLine::parse`].
+pub fn read_transcript(path: impl AsRef<Path>) -> Result<Vec<TranscriptLine>, TranscriptError> {
+    TranscriptReader::open(path)?.collect()
+}
+
+/// The CLI version a transcript was recorded with: `claude_code_version` of its first
+/// `system/init`.
+pub fn transcript_cli_version(path: impl AsRef<Path>) -> io::Result<Option<String>> {
+    #[derive(Deserialize)]
+    struct Init<'a> {
+        #[serde(rename = "type", borrow)]
+        kind: Cow<'a, str>,
+        #[serde(borrow, default)]
+        subtype: Option<Cow<'a, str>>,
+        #[serde(default)]
+        claude_code_version: Option<String>,
+    }
+    let mut input = BufReader::new(File::open(path)?);
+    let mut buf = Vec::new();
+    while input.read_until(b'\n', &mut buf)? > 0 {
+        let line = buf.trim_ascii();
+        // A quick look first: most lines are not an init.
+        if memchr::memmem::find(line, b"\"init\"").is_some() {
+            let message = TranscriptLine::from_slice(line)
+                .ok()
+                .filter(|l| l.is_recv());
+            let init = message.as_ref().and_then(|m| {
+                serde_json::from_str::<Init<'_>>(&m.raw)
+                    .ok()
+                    .filter(|i| i.kind == "system" && i.subtype.as_deref() == Some("init"))
+            });
+            if let Some(init) = init {
+                return Ok(init.claude_code_version);
+            }
+        }
+        buf.clear();
+    }
+    Ok(None)
+}
+
+/// Writes `{"dir":<dir>,"t":<t>,<kind>:<text>}` (no newline): a message's text as it is, a raw
+/// line's or a note's as a JSON string (lossily as UTF-8).
+fn write_entry(
+    out: &mut impl Write,
+    dir: TranscriptDir,
+    t: f64,
+    kind: TranscriptKind,
+    text: &[u8],
+) -> io::Result<()> {
+    out.write_all(b"{\"dir\":\"")?;
+    out.write_all(dir.as_str().as_bytes())?;
+    out.write_all(b"\",\"t\":")?;
+    serde_json::to_writer(&mut *out, &t).map_err(io::Error::other)?;
+    out.write_all(b",\"")?;
+    out.write_all(kind.as_str().as_bytes())?;
+    out.write_all(b"\":")?;
+    match kind {
+        TranscriptKind::Msg => out.write_all(text)?,
+        TranscriptKind::Raw | TranscriptKind::Note => {
+            serde_json::to_writer(&mut *out, &String::from_utf8_lossy(text))
+                .map_err(io::Error::other)?;
+        }
+    }
+    out.write_all(b"}")
+}
 
 /// Writes a transcript.
 pub struct TranscriptWriter {
@@ -41,8 +423,8 @@ pub struct TranscriptWriter {
     stream_events: bool,
 }
 
-impl std::fmt::Debug for TranscriptWriter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Debug for TranscriptWriter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TranscriptWriter")
             .field("redacting", &self.email.is_some())
             .field("stream_events", &self.stream_events)
@@ -74,13 +456,13 @@ impl TranscriptWriter {
 
     /// Records a line the host wrote (without its newline).
     pub fn record_send(&mut self, line: &[u8]) -> io::Result<()> {
-        self.write_entry("send", line, false)
+        self.write_line(TranscriptDir::Send, line, false)
     }
 
     /// Records a message line the host encoded itself (without its newline): known to be JSON,
     /// so it is not checked again.
     pub fn record_send_message(&mut self, line: &[u8]) -> io::Result<()> {
-        self.write_entry("send", line, true)
+        self.write_line(TranscriptDir::Send, line, true)
     }
 
     /// Records bytes the host wrote as they are, for instance deliberately invalid input: kept
@@ -88,8 +470,7 @@ impl TranscriptWriter {
     /// them for a message.
     pub fn record_raw(&mut self, line: &[u8]) -> io::Result<()> {
         let line = self.redact(trim(line));
-        let raw = String::from_utf8_lossy(&line);
-        self.write_text("send", "raw", &raw)
+        self.write(TranscriptDir::Send, TranscriptKind::Raw, &line)
     }
 
     /// Records a line read from the CLI (without its newline), decoded as `message`.
@@ -119,7 +500,7 @@ impl TranscriptWriter {
             _ => {}
         }
         // The line decoded to `message`, so it is JSON: no need to check it again.
-        self.write_entry("recv", line, true)?;
+        self.write_line(TranscriptDir::Recv, line, true)?;
         if matches!(message, CliMessage::Result(_)) {
             self.out.flush()?;
         }
@@ -131,8 +512,7 @@ impl TranscriptWriter {
     /// file.
     pub fn record_note(&mut self, note: &str) -> io::Result<()> {
         let note = self.redact(note.as_bytes());
-        let note = String::from_utf8_lossy(&note);
-        self.write_text("note", "note", &note)?;
+        self.write(TranscriptDir::Note, TranscriptKind::Note, &note)?;
         self.out.flush()
     }
 
@@ -146,38 +526,27 @@ impl TranscriptWriter {
         self.out.flush()
     }
 
-    /// Writes one entry; `known_json` skips checking that the line is one JSON value (a line
-    /// that is not, a bad line, is kept as a string).
-    fn write_entry(&mut self, dir: &str, line: &[u8], known_json: bool) -> io::Result<()> {
-        let line = trim(line);
-        let line = self.redact(line);
-        if known_json || serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok() {
-            self.write_start(dir)?;
-            self.out.write_all(b",\"msg\":")?;
-            self.out.write_all(&line)?;
-            self.out.write_all(b"}\n")
+    /// Writes one line that went over the pipe; `known_json` skips checking that it is one
+    /// JSON value (a line that is not, a bad line, is kept as a `raw` string).
+    fn write_line(&mut self, dir: TranscriptDir, line: &[u8], known_json: bool) -> io::Result<()> {
+        let line = self.redact(trim(line));
+        let kind = if known_json || serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok() {
+            TranscriptKind::Msg
         } else {
-            let raw = String::from_utf8_lossy(&line);
-            self.write_text(dir, "raw", &raw)
-        }
+            TranscriptKind::Raw
+        };
+        self.write(dir, kind, &line)
     }
 
-    /// Writes `{"dir":<dir>,"t":<t>,<key>:<text as a JSON string>}`.
-    fn write_text(&mut self, dir: &str, key: &str, text: &str) -> io::Result<()> {
-        self.write_start(dir)?;
-        write!(self.out, ",\"{key}\":")?;
-        serde_json::to_writer(&mut self.out, text).map_err(io::Error::other)?;
-        self.out.write_all(b"}\n")
-    }
-
-    /// Writes `{"dir":<dir>,"t":<seconds since the start>` (to the millisecond).
-    fn write_start(&mut self, dir: &str) -> io::Result<()> {
+    /// Writes one entry, timed now, and its newline.
+    fn write(&mut self, dir: TranscriptDir, kind: TranscriptKind, text: &[u8]) -> io::Result<()> {
+        // Seconds since the start, to the millisecond.
         let t = (self.start.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
-        write!(self.out, "{{\"dir\":\"{dir}\",\"t\":")?;
-        serde_json::to_writer(&mut self.out, &t).map_err(io::Error::other)
+        write_entry(&mut self.out, dir, t, kind, text)?;
+        self.out.write_all(b"\n")
     }
 
-    fn redact<'a>(&self, line: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+    fn redact<'a>(&self, line: &'a [u8]) -> Cow<'a, [u8]> {
         let Some(email) = &self.email else {
             return line.into();
         };
@@ -206,24 +575,4 @@ impl Drop for TranscriptWriter {
 fn trim(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     line.strip_suffix(b"\r").unwrap_or(line)
-}
-
-/// The CLI version a transcript was recorded with: `claude_code_version` of its first
-/// `system/init`.
-pub fn transcript_cli_version(path: impl AsRef<Path>) -> io::Result<Option<String>> {
-    let file = io::BufReader::new(File::open(path)?);
-    for line in file.lines() {
-        let line = line?;
-        if !line.contains("\"init\"") {
-            continue;
-        }
-        let Ok(entry) = serde_json::from_str::<Value>(&line) else {
-            continue;
-        };
-        let msg = &entry["msg"];
-        if msg["type"] == "system" && msg["subtype"] == "init" {
-            return Ok(msg["claude_code_version"].as_str().map(str::to_owned));
-        }
-    }
-    Ok(None)
 }

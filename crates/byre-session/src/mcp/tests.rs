@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use byre_proto::{CliMessage, CliRequest, JsonRpcMessage};
+use byre_transport::TranscriptLine;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ContentBlock, ServerCapabilities, ServerConfig,
 };
@@ -76,31 +77,28 @@ fn message(value: Value) -> JsonRpcMessage {
 
 /// The CLI's `mcp_message` requests in a recorded transcript, each with the answer recorded.
 fn recorded(path: &Path) -> Vec<(JsonRpcMessage, Value)> {
-    let text = std::fs::read_to_string(path).unwrap();
-    let lines: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+    let lines = byre_transport::read_transcript(path).unwrap();
+    let sent: Vec<Value> = lines
+        .iter()
+        .filter(|l| l.is_send())
+        .filter_map(TranscriptLine::msg)
         .collect();
     let answer = |id: &str| {
-        lines
-            .iter()
-            .filter(|l| l["dir"] == "send" && l["msg"]["type"] == "control_response")
-            .find(|l| l["msg"]["response"]["request_id"] == id)
-            .map(|l| l["msg"]["response"]["response"]["mcp_response"].clone())
+        sent.iter()
+            .filter(|m| m["type"] == "control_response")
+            .find(|m| m["response"]["request_id"] == id)
+            .map(|m| m["response"]["response"]["mcp_response"].clone())
             .unwrap_or_else(|| panic!("no recorded answer to {id}"))
     };
     lines
         .iter()
-        .filter(|l| l["dir"] == "recv")
-        .filter_map(|l| {
-            let bytes = serde_json::to_vec(&l["msg"]).unwrap();
-            match CliMessage::from_slice(&bytes).ok()? {
-                CliMessage::ControlRequest(r) => match r.request {
-                    CliRequest::McpMessage(m) => Some((m.message, answer(&r.request_id))),
-                    _ => None,
-                },
+        .filter_map(TranscriptLine::decode_recv)
+        .filter_map(|message| match message.ok()? {
+            CliMessage::ControlRequest(r) => match r.request {
+                CliRequest::McpMessage(m) => Some((m.message, answer(&r.request_id))),
                 _ => None,
-            }
+            },
+            _ => None,
         })
         .collect()
 }

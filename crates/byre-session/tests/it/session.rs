@@ -11,31 +11,31 @@ use byre_session::correlation::RequestId;
 use byre_session::session::{
     Event, ProtocolViolation, RequestFailure, Session, SessionConfig, UsageError,
 };
+use byre_testkit::{read_transcript, TranscriptLine};
 use serde_json::Value;
 
 use crate::support::transcripts;
 
-/// One recorded CLI process: its transcript entries.
-fn processes(path: &Path) -> Vec<Vec<Value>> {
-    let mut out: Vec<Vec<Value>> = Vec::new();
-    for line in std::fs::read_to_string(path).unwrap().lines() {
-        let entry: Value = serde_json::from_str(line).unwrap();
-        let is_argv = entry["dir"] == "note"
-            && entry["note"]
-                .as_str()
-                .is_some_and(|n| n.starts_with("argv"));
+/// One recorded CLI process: its transcript lines, each with its file line as a value (its
+/// `msg` parsed once).
+fn processes(path: &Path) -> Vec<Vec<(TranscriptLine, Value)>> {
+    let mut out: Vec<Vec<(TranscriptLine, Value)>> = Vec::new();
+    for line in read_transcript(path).unwrap() {
+        let is_argv = line.note().is_some_and(|n| n.starts_with("argv"));
         if is_argv || out.is_empty() {
             out.push(Vec::new());
         }
-        out.last_mut().unwrap().push(entry);
+        let value = line.to_value();
+        out.last_mut().unwrap().push((line, value));
     }
     out
 }
 
 /// Builds the configuration the recording host had: its initialize request, the MCP servers
 /// and permission prompts it answered.
-fn config_of(entries: &[Value]) -> Option<SessionConfig> {
-    let init = entries.iter().find(|e| {
+fn config_of(entries: &[(TranscriptLine, Value)]) -> Option<SessionConfig> {
+    let entries = entries.iter().map(|(_, e)| e);
+    let init = entries.clone().find(|e| {
         e["dir"] == "send"
             && e["msg"]["type"] == "control_request"
             && e["msg"]["request"]["subtype"] == "initialize"
@@ -117,8 +117,8 @@ fn every_transcript_replays_through_the_core_with_identical_sends() {
             };
             let mut initialize_checked = false;
             let mut ids: std::collections::HashMap<String, String> = Default::default();
-            for entry in &entries {
-                let t = entry["t"].as_f64().unwrap_or(0.0);
+            for (line, entry) in &entries {
+                let t = line.t;
                 r.now = start + Duration::from_secs_f64(t.max(0.0));
                 let msg = &entry["msg"];
                 if let Some(raw) = entry["raw"].as_str() {
@@ -170,14 +170,17 @@ fn every_transcript_replays_through_the_core_with_identical_sends() {
                         check(msg, &sent, &format!("{what}: answer {id}"));
                     }
                     (Some("recv"), Some(_)) => {
-                        let mut msg = msg.clone();
-                        if msg["type"] == "control_response" {
-                            let recorded = msg["response"]["request_id"].as_str().unwrap_or("");
-                            if let Some(id) = ids.get(recorded) {
+                        let recorded = msg["response"]["request_id"].as_str().unwrap_or("");
+                        let message = match ids.get(recorded) {
+                            // An answer to a request the core numbered differently.
+                            Some(id) if msg["type"] == "control_response" => {
+                                let mut msg = msg.clone();
                                 msg["response"]["request_id"] = Value::String(id.clone());
+                                CliMessage::from_value(&msg).unwrap()
                             }
-                        }
-                        let message = CliMessage::from_value(&msg).unwrap();
+                            // Decoded from the recorded bytes.
+                            _ => line.decode_recv().unwrap().unwrap(),
+                        };
                         r.session.handle_message(r.now, message);
                         let sent = r.drain();
                         assert!(
@@ -197,10 +200,7 @@ fn every_transcript_replays_through_the_core_with_identical_sends() {
                 .iter()
                 .filter(|e| matches!(e, Event::Message(_)))
                 .count();
-            let recv = entries
-                .iter()
-                .filter(|e| e["dir"] == "recv" && e.get("msg").is_some())
-                .count();
+            let recv = entries.iter().filter(|(line, _)| line.is_recv()).count();
             assert_eq!(messages, recv, "{what}: every message is passed on");
             replayed += 1;
         }

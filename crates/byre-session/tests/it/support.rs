@@ -8,9 +8,8 @@ use std::time::Duration;
 use byre_proto::{CliMessage, ResultMessage};
 use byre_session::driver::{Claude, Events, Options};
 use byre_session::session::Event;
-use byre_testkit::{ClaudeEnv, FakeModel};
+use byre_testkit::{read_transcript, ClaudeEnv, FakeModel, TranscriptLine};
 use futures::StreamExt;
-use serde_json::Value;
 
 /// The folder of the recorded transcripts.
 pub(crate) fn corpus_dir() -> PathBuf {
@@ -29,20 +28,13 @@ pub(crate) fn transcripts() -> Vec<PathBuf> {
     files
 }
 
-/// The messages the CLI wrote in a transcript, decoded.
+/// The messages the CLI wrote in a transcript, each decoded from its recorded bytes.
 pub(crate) fn recv_messages(path: &Path) -> Vec<CliMessage> {
-    let text = std::fs::read_to_string(path).expect("a readable transcript");
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .filter_map(|l| {
-            let entry: Value = serde_json::from_str(l).expect("a JSON transcript line");
-            if entry["dir"] != "recv" {
-                return None;
-            }
-            let msg = entry.get("msg")?;
-            let bytes = serde_json::to_vec(msg).unwrap();
-            Some(CliMessage::from_slice(&bytes).expect("a recorded line decodes"))
-        })
+    read_transcript(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .iter()
+        .filter_map(TranscriptLine::decode_recv)
+        .map(|message| message.expect("a recorded line decodes"))
         .collect()
 }
 

@@ -5,9 +5,9 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use byre_proto::{CliMessage, ResultSubtype, TerminalReason};
+use byre_proto::{AnyMessage, CliMessage, HostMessage, ResultSubtype, TerminalReason};
 use byre_session::turns::{TurnEvent, TurnId, TurnOrigin, TurnTracker};
-use serde_json::Value;
+use byre_testkit::TranscriptReader;
 
 /// One step of a replayed CLI process.
 #[derive(Debug)]
@@ -45,26 +45,23 @@ fn corpus_files() -> Vec<PathBuf> {
 }
 
 /// Reads a transcript as its processes: a note starting with `argv:` begins a new one. Other
-/// notes and `raw` lines (deliberately broken input) are skipped.
+/// notes and `raw` lines (deliberately broken input) are skipped; each message is decoded from
+/// its recorded bytes.
 fn processes(path: &Path) -> Vec<Process> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines =
+        TranscriptReader::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut out: Vec<Process> = Vec::new();
-    for (n, line) in text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-    {
-        let entry: Value = serde_json::from_str(line)
-            .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), n + 1));
-        let dir = entry["dir"].as_str().unwrap_or_default();
-        if let Some(argv) = entry["note"].as_str().and_then(|n| n.strip_prefix("argv:")) {
+    while let Some(line) = lines.next() {
+        let at = format!("{}:{}", path.display(), lines.line_number());
+        let line = line.unwrap_or_else(|e| panic!("{at}: {e}"));
+        if let Some(argv) = line.note().and_then(|n| n.strip_prefix("argv:")) {
             out.push(Process {
                 argv: argv.trim().to_owned(),
                 steps: Vec::new(),
             });
             continue;
         }
-        let Some(msg) = entry.get("msg") else {
+        let Some(message) = line.decode() else {
             continue;
         };
         if out.is_empty() {
@@ -74,17 +71,10 @@ fn processes(path: &Path) -> Vec<Process> {
             });
         }
         let steps = &mut out.last_mut().expect("a process").steps;
-        match dir {
-            "send" if msg["type"] == "user" => {
-                steps.push(Step::SentUser(msg["uuid"].as_str().map(str::to_owned)));
-            }
-            "recv" => {
-                let bytes = serde_json::to_vec(msg).expect("a JSON value encodes");
-                let message = CliMessage::from_slice(&bytes)
-                    .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), n + 1));
-                steps.push(Step::Recv(Box::new(message)));
-            }
-            _ => {}
+        match message.unwrap_or_else(|e| panic!("{at}: {e}")) {
+            AnyMessage::Send(HostMessage::User(user)) => steps.push(Step::SentUser(user.uuid)),
+            AnyMessage::Recv(message) => steps.push(Step::Recv(Box::new(message))),
+            AnyMessage::Send(_) => {}
         }
     }
     out

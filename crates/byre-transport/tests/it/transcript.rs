@@ -1,11 +1,16 @@
-//! The transcript writer: exact lines with their time, stream events left out or kept, raw
-//! lines and notes, email redaction, flushing.
+//! The transcript module: the writer (exact lines with their time, stream events left out or
+//! kept, raw lines and notes, email redaction, flushing) and the reader (exact message text,
+//! decoded once from it; line numbers in errors).
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use byre_proto::CliMessage;
-use byre_transport::{transcript_cli_version, TranscriptWriter};
+use byre_proto::{AnyMessage, HostMessage};
+use byre_transport::{
+    read_transcript, transcript_cli_version, TranscriptDir, TranscriptError, TranscriptKind,
+    TranscriptLine, TranscriptReader, TranscriptWriter,
+};
 
 /// A writer whose bytes the test can read while the transcript writer still holds it.
 #[derive(Clone, Default)]
@@ -198,28 +203,31 @@ fn written_transcripts_replay_as_the_recorded_ones() {
         .join("../../testdata/transcripts/cli-2.1.328/text_two_turns.jsonl");
     let out = Shared::default();
     let mut writer = TranscriptWriter::new(out.clone());
-    let mut expected = 0;
-    for line in std::fs::read_to_string(path).unwrap().lines() {
-        let entry: serde_json::Value = serde_json::from_str(line).unwrap();
-        let Some(msg) = entry.get("msg") else {
-            continue;
-        };
-        let bytes = serde_json::to_vec(msg).unwrap();
-        match entry["dir"].as_str() {
-            Some("send") => writer.record_send(&bytes).unwrap(),
-            Some("recv") => {
-                let message = CliMessage::from_slice(&bytes).unwrap();
+    let mut expected = Vec::new();
+    for line in read_transcript(path).unwrap() {
+        match line.decode() {
+            Some(Ok(AnyMessage::Send(_))) => writer.record_send(line.raw.as_bytes()).unwrap(),
+            Some(Ok(AnyMessage::Recv(message))) => {
+                writer.record_recv(line.raw.as_bytes(), &message).unwrap();
                 if matches!(message, CliMessage::StreamEvent(_)) {
-                    expected -= 1;
+                    continue;
                 }
-                writer.record_recv(&bytes, &message).unwrap();
             }
-            _ => continue,
+            Some(Err(e)) => panic!("{e}"),
+            None => continue,
         }
-        expected += 1;
+        expected.push((line.dir, line.raw));
     }
     writer.close().unwrap();
-    assert_eq!(out.text().lines().count(), expected);
+    let written: Vec<_> = out
+        .text()
+        .lines()
+        .map(|l| {
+            let line = TranscriptLine::parse(l).unwrap();
+            (line.dir, line.raw)
+        })
+        .collect();
+    assert_eq!(written, expected);
 }
 
 #[test]
@@ -228,26 +236,24 @@ fn written_lines_read_back_as_the_recorders_lines() {
     // back (byre-testkit's reader) with the same direction, kind and exact text.
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../testdata/transcripts/cli-2.1.328/bash_tool.jsonl");
-    let recorded = byre_testkit::read_transcript(&path).unwrap();
+    let recorded = read_transcript(&path).unwrap();
     let out = Shared::default();
     let mut writer = TranscriptWriter::new(out.clone()).keep_stream_events(true);
     for line in &recorded {
         match (line.dir, line.kind) {
-            (byre_testkit::TranscriptDir::Send, byre_testkit::TranscriptKind::Msg) => {
+            (TranscriptDir::Send, TranscriptKind::Msg) => {
                 writer.record_send(line.raw.as_bytes()).unwrap()
             }
-            (byre_testkit::TranscriptDir::Send, _) => {
-                writer.record_raw(line.raw.as_bytes()).unwrap()
-            }
-            (byre_testkit::TranscriptDir::Recv, _) => recv(&mut writer, &line.raw),
-            (byre_testkit::TranscriptDir::Note, _) => writer.record_note(&line.raw).unwrap(),
+            (TranscriptDir::Send, _) => writer.record_raw(line.raw.as_bytes()).unwrap(),
+            (TranscriptDir::Recv, _) => recv(&mut writer, &line.raw),
+            (TranscriptDir::Note, _) => writer.record_note(&line.raw).unwrap(),
         }
     }
     writer.close().unwrap();
-    let written: Vec<byre_testkit::TranscriptLine> = out
+    let written: Vec<TranscriptLine> = out
         .text()
         .lines()
-        .map(|l| byre_testkit::TranscriptLine::parse(l).unwrap())
+        .map(|l| TranscriptLine::parse(l).unwrap())
         .collect();
     assert_eq!(written.len(), recorded.len());
     assert!(recorded.iter().any(|l| l.raw.contains("\"stream_event\"")));
@@ -265,4 +271,63 @@ fn written_lines_read_back_as_the_recorders_lines() {
                 .replacen(&format!("\"t\":{}", serde_json::json!(recorded.t)), "", 1)
         );
     }
+}
+
+#[test]
+fn the_reader_keeps_each_message_as_its_text_and_decodes_it_from_there() {
+    let send = r#"{"type":"user","message":{"role":"user","content":"hi"},"session_id":""}"#;
+    let recv = r#"{"subtype":"success","is_error":false,"type":"result","session_id":"s"}"#;
+    let text = format!(
+        "{{\"dir\":\"note\",\"t\":0.0,\"note\":\"argv: x\"}}\r\n\n\
+         {{\"dir\":\"send\",\"t\":0.001,\"msg\":{send}}}\n\
+         {{\"dir\":\"recv\",\"t\":0.5,\"msg\":{recv}}}\n\
+         {{\"dir\":\"send\",\"t\":0.6,\"raw\":\"{{oops\"}}\n"
+    );
+    let lines: Vec<TranscriptLine> = TranscriptReader::new(text.as_bytes())
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[0].note(), Some("argv: x"));
+    assert_eq!(lines[1].msg_json(), Some(send));
+    assert_eq!(
+        lines[2].msg_json(),
+        Some(recv),
+        "the CLI's key order is kept"
+    );
+    assert!(matches!(
+        lines[1].decode(),
+        Some(Ok(AnyMessage::Send(HostMessage::User(_))))
+    ));
+    assert!(lines[1].decode_recv().is_none());
+    assert!(matches!(
+        lines[2].decode_recv(),
+        Some(Ok(CliMessage::Result(_)))
+    ));
+    assert!(lines[3].decode().is_none() && lines[3].msg_json().is_none());
+    assert_eq!(lines[3].raw, "{oops");
+    // Written again as they were read.
+    for (line, original) in lines.iter().zip(text.lines().filter(|l| !l.is_empty())) {
+        assert_eq!(line.to_json(), original);
+    }
+}
+
+#[test]
+fn the_reader_names_the_line_it_cannot_read() {
+    let text = "{\"dir\":\"note\",\"note\":\"a\"}\n\n{\"dir\":\"send\"}\n{\"dir\":\"note\",\"note\":\"b\"}\n";
+    let read: Vec<_> = TranscriptReader::new(text.as_bytes()).collect();
+    assert_eq!(read.len(), 3);
+    assert!(
+        matches!(&read[1], Err(TranscriptError::BadLine { line: 3, reason }) if reason.contains("exactly one of")),
+        "{read:?}"
+    );
+    assert_eq!(
+        read[2].as_ref().unwrap().note(),
+        Some("b"),
+        "reading goes on"
+    );
+    let missing = TranscriptReader::open("/nonexistent/transcript.jsonl").unwrap_err();
+    assert!(
+        matches!(&missing, TranscriptError::Io { path, .. } if path.ends_with("transcript.jsonl")),
+        "{missing}"
+    );
 }
