@@ -1,6 +1,7 @@
 //! Codec and decode throughput over a real pipe: a stand-in child writes a corpus stream of
 //! more than 50 MB on its stdout, and the host reads it through `FramedRead` and the NDJSON
-//! codec into typed messages. A raw read of the same pipe is the baseline.
+//! codec into lines, then decodes each into a typed message. A raw read of the same pipe is
+//! the baseline; framing alone is measured too.
 
 // criterion_group! generates an undocumented public function.
 #![allow(missing_docs)]
@@ -8,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use byre_transport::{Frame, NdjsonCodec};
+use byre_transport::{decode_frame, Frame, LineFrame, NdjsonCodec};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use futures::StreamExt;
 use tokio::io::AsyncReadExt;
@@ -70,19 +71,33 @@ fn pipe(c: &mut Criterion) {
             })
         })
     });
+    group.bench_function("framing", |b| {
+        b.iter(|| {
+            runtime.block_on(async {
+                let mut child = child(&path);
+                let out = child.stdout.take().expect("stdout");
+                let mut frames = FramedRead::with_capacity(out, NdjsonCodec::new(), 64 * 1024);
+                let mut framed = 0;
+                while let Some(frame) = frames.next().await {
+                    match frame.expect("no IO error") {
+                        LineFrame::Line(_) => framed += 1,
+                        LineFrame::BadLine(bad) => panic!("bad line in the corpus: {bad}"),
+                    }
+                }
+                assert_eq!(framed, lines);
+                child.wait().await.expect("exit");
+            })
+        })
+    });
     group.bench_function("codec + typed decode", |b| {
         b.iter(|| {
             runtime.block_on(async {
                 let mut child = child(&path);
                 let out = child.stdout.take().expect("stdout");
-                let mut frames = FramedRead::with_capacity(
-                    out,
-                    NdjsonCodec::<byre_proto::CliMessage>::new(),
-                    64 * 1024,
-                );
+                let mut frames = FramedRead::with_capacity(out, NdjsonCodec::new(), 64 * 1024);
                 let mut messages = 0;
                 while let Some(frame) = frames.next().await {
-                    match frame.expect("no IO error") {
+                    match decode_frame(frame.expect("no IO error")) {
                         Frame::Message(_) => messages += 1,
                         Frame::BadLine(bad) => panic!("bad line in the corpus: {bad}"),
                     }

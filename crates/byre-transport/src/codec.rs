@@ -1,41 +1,61 @@
-//! The NDJSON codec: one protocol message per line, in both directions.
+//! The NDJSON codec: a framer that splits a stream into lines, decoding a line into a message
+//! as a step of its own, and the encoding of one message as one line.
 //!
-//! The decoder yields an item for every line: a decoded message, or a [`BadLine`] saying why the
-//! line is not one (not JSON, not an object, no `type`, too long). It never returns an error for
-//! bad input, so a [`FramedRead`](tokio_util::codec::FramedRead) over the CLI's stdout never ends
-//! on one. An over-long line is skipped in bounded memory and reported with its length;
-//! decoding resumes at the next line.
+//! [`NdjsonCodec`] is a [`Decoder`] in the shape of tokio-util's `LinesCodec`: for every line
+//! it yields a [`LineFrame`], the line's bytes ([`LineFrame::Line`], a [`Bytes`] that shares
+//! the read buffer: no copy) or a [`BadLine`] for a line it does not pass on (longer than its
+//! limit). It never returns an error for bad input, so a
+//! [`FramedRead`](tokio_util::codec::FramedRead) over the CLI's stdout never ends on one (after
+//! a decoder error, a `FramedRead` ends). An over-long line is discarded as it arrives and
+//! reported with its length and first bytes; framing resumes at the next line.
+//!
+//! [`decode_frame`] (or [`decode_line`] for a line's bytes) turns a line into a [`Frame`]: a
+//! message, or a [`BadLine`] holding byre-proto's [`DecodeError`]. The two steps being apart, a
+//! reader may frame on one task and decode on others, and keep a line's bytes beside its
+//! message (for a transcript) without asking the codec for them.
+//!
+//! [`encode_line`] goes the other way: one message, one line.
 
 use std::io;
-use std::marker::PhantomData;
 
-use byre_proto::{CliMessage, DecodeError, DecodeErrorKind, HostMessage};
-use bytes::{Buf, BufMut, Bytes, BytesMut};
+use byre_proto::{CliMessage, DecodeError};
+use bytes::{Buf, Bytes, BytesMut};
 use serde::Serialize;
-use tokio_util::codec::{Decoder, Encoder};
+use tokio_util::codec::Decoder;
 
 /// The default longest line: 64 MiB. The CLI writes single lines of several megabytes (a long
 /// answer, a big tool result), and `system/init` passes 256 KB with many MCP tools.
 pub const DEFAULT_MAX_LINE: usize = 64 * 1024 * 1024;
 
-/// One decoded line.
+/// What the codec yields for one line of input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineFrame {
+    /// A line's bytes: without its line end (`\n` or `\r\n`), and without the byte-order mark
+    /// that may precede the first line. Never blank: blank lines are skipped.
+    Line(Bytes),
+    /// A line the codec does not pass on (see [`BadLineReason`] for which).
+    BadLine(BadLine),
+}
+
+/// One line, decoded: what [`decode_frame`] and [`decode_line`] give.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Frame<T> {
+pub enum Frame {
     /// A message (typed, or `Unknown` for a type byre does not know).
-    Message(T),
+    Message(CliMessage),
     /// A line that is not a message.
     BadLine(BadLine),
 }
 
-/// A line that is not a protocol message.
+/// A line that is not a protocol message: one the codec did not pass on, or one that does not
+/// decode.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("bad line ({len} bytes): {reason}")]
 pub struct BadLine {
     /// Why.
     pub reason: BadLineReason,
-    /// The line's length in bytes, without its newline.
+    /// The line's length in bytes, without its line end.
     pub len: usize,
-    /// Its first bytes, lossily as UTF-8 (empty for an over-long line).
+    /// Its first bytes (at most [`DecodeError::HEAD_LEN`]), lossily as UTF-8.
     pub head: String,
 }
 
@@ -43,16 +63,12 @@ pub struct BadLine {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BadLineReason {
-    /// Not valid JSON.
-    #[error("not JSON: {0}")]
-    NotJson(String),
-    /// JSON, but not an object.
-    #[error("not a JSON object")]
-    NotObject,
-    /// An object without a string `type`.
-    #[error("no string \"type\" key")]
-    NoType,
-    /// Longer than the codec's limit; skipped without being kept.
+    /// The line does not decode (not JSON, not an object, no string `type`): the error of
+    /// [`CliMessage::from_slice`], as it is. Shown as its [kind](DecodeError::kind), the
+    /// length and head being the [`BadLine`]'s.
+    #[error("{}", .0.kind)]
+    Decode(#[source] DecodeError),
+    /// Longer than the codec's limit: discarded as it arrived, without being kept.
     #[error("longer than the {max}-byte limit")]
     TooLong {
         /// The limit.
@@ -61,93 +77,95 @@ pub enum BadLineReason {
 }
 
 impl From<DecodeError> for BadLine {
-    fn from(e: DecodeError) -> Self {
-        let reason = match e.kind {
-            DecodeErrorKind::NotJson(why) => BadLineReason::NotJson(why),
-            DecodeErrorKind::NotObject => BadLineReason::NotObject,
-            _ => BadLineReason::NoType,
-        };
+    fn from(error: DecodeError) -> Self {
         BadLine {
-            reason,
-            len: e.len,
-            head: e.head,
+            len: error.len,
+            head: error.head.clone(),
+            reason: BadLineReason::Decode(error),
         }
     }
 }
 
-/// A message type one line decodes to.
-pub trait Line: Sized {
-    /// Decodes one line, without its newline.
-    fn from_line(line: &[u8]) -> Result<Self, DecodeError>;
-}
-
-impl Line for CliMessage {
-    fn from_line(line: &[u8]) -> Result<Self, DecodeError> {
-        CliMessage::from_slice(line)
+/// Decodes one line (without its line end) into a frame.
+pub fn decode_line(line: &[u8]) -> Frame {
+    match CliMessage::from_slice(line) {
+        Ok(message) => Frame::Message(message),
+        Err(error) => Frame::BadLine(error.into()),
     }
 }
 
-impl Line for HostMessage {
-    fn from_line(line: &[u8]) -> Result<Self, DecodeError> {
-        HostMessage::from_slice(line)
+/// Decodes what the codec framed: a line into a message or a bad line; a bad line stays one.
+pub fn decode_frame(frame: LineFrame) -> Frame {
+    match frame {
+        LineFrame::Line(line) => decode_line(&line),
+        LineFrame::BadLine(bad) => Frame::BadLine(bad),
     }
 }
 
-/// The NDJSON codec. `T` is what lines decode to: [`CliMessage`] for the CLI's stdout (the
-/// default), [`HostMessage`] for a stand-in CLI reading a host's lines.
+/// Encodes a message as one line: compact JSON (newlines inside strings are escaped, so the
+/// line cannot break) followed by `\n`.
+pub fn encode_line<M: Serialize>(message: &M) -> io::Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(message).map_err(io::Error::other)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// A read buffer above this size is given back once the line that needed it is framed (or
+/// while an over-long line is discarded), so that a big line costs its memory only while it
+/// lives.
+const LARGE_BUFFER: usize = 4 * 1024 * 1024;
+
+/// The capacity of the read buffer that replaces a large one.
+const SMALL_BUFFER: usize = 64 * 1024;
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The NDJSON framer: splits a stream into lines of at most a limit, and reports the longer
+/// ones.
 ///
-/// Decoding handles `\n` and `\r\n` line ends, a UTF-8 byte-order mark before the first line,
-/// blank lines (skipped), and a last line without a newline at end of input. Scanning resumes
-/// where the previous call stopped, so a line that arrives in many pieces is scanned once, and
-/// each line is parsed once. All state lives in the codec, so reading through a `FramedRead` is
-/// cancel-safe.
+/// It handles `\n` and `\r\n` line ends, a UTF-8 byte-order mark before the first line, blank
+/// lines (skipped), and a last line without a newline at end of input (framed as a line, as
+/// `LinesCodec` does). Each byte is searched for a newline once, however many pieces a line
+/// arrives in, and never further than the limit: a line that passes the limit is discarded
+/// as more of it arrives, so the buffer does not grow with it. An accepted line is the read
+/// buffer's own bytes, not a copy. All state lives in the codec, so reading through a
+/// `FramedRead` is cancel-safe.
 #[derive(Debug)]
-pub struct NdjsonCodec<T = CliMessage> {
+pub struct NdjsonCodec {
     max_line: usize,
     /// Where to resume looking for a newline in the buffer.
     scanned: usize,
-    /// The bytes of an over-long line dropped so far, while skipping to its end.
-    skipping: Option<usize>,
+    /// The over-long line being discarded, if any.
+    discarding: Option<Discarding>,
     /// Whether the next line is the first of the stream (a BOM may precede it).
     first: bool,
-    /// Whether to keep the bytes of the last line decoded.
-    keep_lines: bool,
-    /// The last line decoded (without its line end), when kept.
-    last_line: Option<Bytes>,
-    _message: PhantomData<fn() -> T>,
 }
 
-impl<T> NdjsonCodec<T> {
+/// An over-long line being discarded up to its newline.
+#[derive(Debug)]
+struct Discarding {
+    /// Its bytes dropped from the buffer so far.
+    dropped: usize,
+    /// Its first bytes, for the report.
+    head: String,
+    /// Whether the last byte dropped was a `\r` (perhaps the line's end).
+    ends_cr: bool,
+}
+
+impl NdjsonCodec {
     /// A codec with the default 64 MiB line limit.
     pub fn new() -> Self {
         Self::with_max_line(DEFAULT_MAX_LINE)
     }
 
-    /// A codec whose lines may be at most `max_line` bytes (without the newline).
+    /// A codec whose lines may be at most `max_line` bytes (without their line end).
     pub fn with_max_line(max_line: usize) -> Self {
         NdjsonCodec {
             max_line,
             scanned: 0,
-            skipping: None,
+            discarding: None,
             first: true,
-            keep_lines: false,
-            last_line: None,
-            _message: PhantomData,
         }
-    }
-
-    /// Keeps the bytes of each decoded line, for [`NdjsonCodec::last_line`] (a transcript
-    /// writer records them as they were, without encoding the message again). Costs no copy.
-    #[must_use]
-    pub fn keep_lines(mut self, keep: bool) -> Self {
-        self.keep_lines = keep;
-        self
-    }
-
-    /// The bytes of the line behind the last frame (without its line end), when
-    /// [`NdjsonCodec::keep_lines`] is on.
-    pub fn last_line(&self) -> Option<&Bytes> {
-        self.last_line.as_ref()
     }
 
     /// The line limit.
@@ -155,137 +173,143 @@ impl<T> NdjsonCodec<T> {
         self.max_line
     }
 
-    fn too_long(&self, len: usize) -> BadLine {
-        BadLine {
+    fn too_long(&self, len: usize, head: String) -> LineFrame {
+        LineFrame::BadLine(BadLine {
             reason: BadLineReason::TooLong { max: self.max_line },
             len,
-            head: String::new(),
+            head,
+        })
+    }
+
+    /// Turns one complete line (without its `\n`) into a frame; `None` for a blank line.
+    fn frame(&mut self, mut line: Bytes) -> Option<LineFrame> {
+        if std::mem::take(&mut self.first) && line.starts_with(BOM) {
+            line.advance(BOM.len());
         }
+        if line.last() == Some(&b'\r') {
+            line.truncate(line.len() - 1);
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        if line.len() > self.max_line {
+            return Some(self.too_long(line.len(), head(&line)));
+        }
+        Some(LineFrame::Line(line))
     }
 }
 
-impl<T> Default for NdjsonCodec<T> {
+impl Default for NdjsonCodec {
     fn default() -> Self {
         Self::new()
     }
 }
 
-const BOM: &[u8] = b"\xEF\xBB\xBF";
+/// The first bytes of a line, for a report.
+fn head(line: &[u8]) -> String {
+    String::from_utf8_lossy(&line[..line.len().min(DecodeError::HEAD_LEN)]).into_owned()
+}
 
-impl<T: Line> NdjsonCodec<T> {
-    /// Turns one complete line (without `\n`) into a frame; `None` for a blank line.
-    fn frame(&mut self, whole: Bytes) -> Option<Frame<T>> {
-        let mut start = 0;
-        let mut end = whole.len();
-        if std::mem::take(&mut self.first) && whole.starts_with(BOM) {
-            start = BOM.len();
-        }
-        if end > start && whole[end - 1] == b'\r' {
-            end -= 1;
-        }
-        let line = &whole[start..end];
-        if line.iter().all(|b| b.is_ascii_whitespace()) {
-            return None;
-        }
-        if self.keep_lines {
-            self.last_line = Some(whole.slice(start..end));
-        }
-        if line.len() > self.max_line {
-            return Some(Frame::BadLine(self.too_long(line.len())));
-        }
-        Some(match T::from_line(line) {
-            Ok(message) => Frame::Message(message),
-            Err(e) => Frame::BadLine(e.into()),
-        })
+/// Gives back a large read buffer for a small one holding the same bytes (when they are few).
+/// `used` is what was just split off the buffer's allocation (a line): the allocation is that
+/// and the buffer's capacity. The line keeps the old allocation alive only as long as it lives.
+fn release_large(buf: &mut BytesMut, used: usize) {
+    if used + buf.capacity() > LARGE_BUFFER && buf.len() <= SMALL_BUFFER {
+        let mut small = BytesMut::with_capacity(SMALL_BUFFER);
+        small.extend_from_slice(buf);
+        *buf = small;
     }
 }
 
-impl<T: Line> Decoder for NdjsonCodec<T> {
-    type Item = Frame<T>;
+impl Decoder for NdjsonCodec {
+    type Item = LineFrame;
     type Error = io::Error;
 
-    fn decode(&mut self, buf: &mut BytesMut) -> io::Result<Option<Frame<T>>> {
+    fn decode(&mut self, buf: &mut BytesMut) -> io::Result<Option<LineFrame>> {
         loop {
-            let newline = memchr::memchr(b'\n', &buf[self.scanned..]).map(|i| self.scanned + i);
-            if let Some(dropped) = self.skipping {
-                match newline {
-                    Some(at) => {
-                        buf.advance(at + 1);
-                        self.scanned = 0;
-                        self.skipping = None;
-                        self.first = false;
-                        return Ok(Some(Frame::BadLine(self.too_long(dropped + at))));
+            if let Some(discarding) = &mut self.discarding {
+                let newline = memchr::memchr(b'\n', &buf[self.scanned..]).map(|i| self.scanned + i);
+                self.scanned = 0;
+                let Some(at) = newline else {
+                    discarding.dropped += buf.len();
+                    if let Some(&last) = buf.last() {
+                        discarding.ends_cr = last == b'\r';
                     }
-                    None => {
-                        self.skipping = Some(dropped + buf.len());
-                        buf.clear();
-                        self.scanned = 0;
-                        return Ok(None);
-                    }
-                }
+                    buf.clear();
+                    release_large(buf, 0);
+                    return Ok(None);
+                };
+                let cr = match at {
+                    0 => discarding.ends_cr,
+                    _ => buf[at - 1] == b'\r',
+                };
+                let len = discarding.dropped + at - usize::from(cr);
+                let head = std::mem::take(&mut discarding.head);
+                self.discarding = None;
+                buf.advance(at + 1);
+                release_large(buf, 0);
+                return Ok(Some(self.too_long(len, head)));
             }
+            // A line's newline comes at most this far in: the limit, a `\r`, and a BOM before
+            // the first line.
+            let bom = if self.first && buf.starts_with(BOM) {
+                BOM.len()
+            } else {
+                0
+            };
+            let limit = self.max_line.saturating_add(1 + bom);
+            let search_to = buf.len().min(limit.saturating_add(1));
+            let newline =
+                memchr::memchr(b'\n', &buf[self.scanned..search_to]).map(|i| self.scanned + i);
             match newline {
                 Some(at) => {
-                    let line = buf.split_to(at + 1).freeze().slice(..at);
                     self.scanned = 0;
-                    match self.frame(line) {
-                        Some(frame) => return Ok(Some(frame)),
-                        None => continue,
+                    let mut line = buf.split_to(at + 1).freeze();
+                    line.truncate(at);
+                    release_large(buf, at + 1);
+                    if let Some(frame) = self.frame(line) {
+                        return Ok(Some(frame));
                     }
                 }
-                None if buf.len() > self.max_line => {
-                    // Keep at most one trailing `\r` candidate's worth of state: drop it all.
-                    self.skipping = Some(buf.len());
-                    buf.clear();
-                    self.scanned = 0;
-                    return Ok(None);
+                None if buf.len() > limit => {
+                    // No newline within the limit: the line is too long. Keep its head and
+                    // discard it from here to its newline.
+                    self.first = false;
+                    let head = head(&buf[bom..]);
+                    buf.advance(bom);
+                    self.scanned = search_to - bom;
+                    self.discarding = Some(Discarding {
+                        dropped: 0,
+                        head,
+                        ends_cr: false,
+                    });
                 }
                 None => {
-                    self.scanned = buf.len();
+                    self.scanned = search_to;
                     return Ok(None);
                 }
             }
         }
     }
 
-    fn decode_eof(&mut self, buf: &mut BytesMut) -> io::Result<Option<Frame<T>>> {
+    fn decode_eof(&mut self, buf: &mut BytesMut) -> io::Result<Option<LineFrame>> {
         if let Some(frame) = self.decode(buf)? {
             return Ok(Some(frame));
         }
-        if let Some(dropped) = self.skipping.take() {
-            let len = dropped + buf.len();
+        self.scanned = 0;
+        if let Some(discarding) = self.discarding.take() {
+            let cr = match buf.last() {
+                Some(&last) => last == b'\r',
+                None => discarding.ends_cr,
+            };
+            let len = discarding.dropped + buf.len() - usize::from(cr);
             buf.clear();
-            self.scanned = 0;
-            return Ok(Some(Frame::BadLine(self.too_long(len))));
+            return Ok(Some(self.too_long(len, discarding.head)));
         }
         if buf.is_empty() {
             return Ok(None);
         }
         let line = buf.split().freeze();
-        self.scanned = 0;
         Ok(self.frame(line))
     }
-}
-
-/// Writes one message as one line: compact JSON (newlines inside strings are escaped, so the
-/// line cannot break) followed by `\n`.
-///
-/// The codec decodes one type and encodes any other: a host decodes [`CliMessage`] and
-/// encodes [`HostMessage`] (or a reference to one).
-impl<T, M: Serialize> Encoder<M> for NdjsonCodec<T> {
-    type Error = io::Error;
-
-    fn encode(&mut self, message: M, buf: &mut BytesMut) -> io::Result<()> {
-        let mut writer = buf.writer();
-        serde_json::to_writer(&mut writer, &message).map_err(io::Error::other)?;
-        writer.into_inner().put_u8(b'\n');
-        Ok(())
-    }
-}
-
-/// Encodes any serializable message as one line, for writers that do not use the codec.
-pub fn encode_line<M: Serialize>(message: &M) -> io::Result<Vec<u8>> {
-    let mut line = serde_json::to_vec(message).map_err(io::Error::other)?;
-    line.push(b'\n');
-    Ok(line)
 }

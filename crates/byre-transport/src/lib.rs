@@ -1,6 +1,6 @@
-//! The IO layer of byre: an NDJSON codec over tokio-util framing with a bounded line length
-//! that recovers from over-long and malformed lines, and the launcher that finds `claude` and
-//! builds its argv and environment.
+//! The IO layer of byre: an NDJSON framer over tokio-util with a bounded line length that
+//! recovers from over-long lines, the decoding of a line as a step of its own, and the launcher
+//! that finds `claude` and builds its argv and environment.
 //!
 //! The process runs in its own process group with stderr drained into a bounded buffer, and
 //! shuts down without leaving a zombie or an orphan. The transcript module reads and writes the
@@ -12,7 +12,8 @@ mod process;
 mod transcript;
 
 pub use crate::codec::{
-    encode_line, BadLine, BadLineReason, Frame, Line, NdjsonCodec, DEFAULT_MAX_LINE,
+    decode_frame, decode_line, encode_line, BadLine, BadLineReason, Frame, LineFrame, NdjsonCodec,
+    DEFAULT_MAX_LINE,
 };
 pub use crate::launch::{
     cli_version, find_claude, search_locations, CliVersion, GitIdentity, Launch, LaunchError,

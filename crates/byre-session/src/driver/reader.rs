@@ -2,17 +2,18 @@
 //! decode them, and hand them to the driver in batches, in order.
 //!
 //! Decoding is most of the work per line, so it runs beside the session core, and on two
-//! tasks at once: the reading task splits the stream into batches of lines (cheap: a search
-//! for newlines) and deals them out in turn to [`DECODERS`] decoding tasks; the driver takes
-//! the decoded batches back in the same turn, so the order is kept. On a runtime with several
-//! worker threads the decoders run in parallel with each other and with the driver.
+//! tasks at once: the reading task frames the stream with byre-transport's [`NdjsonCodec`]
+//! (cheap: a search for newlines) into batches of lines and deals them out in turn to
+//! [`DECODERS`] decoding tasks, which decode each line from its bytes ([`decode_line`]); the
+//! driver takes the decoded batches back in the same turn, so the order is kept. On a runtime
+//! with several worker threads the decoders run in parallel with each other and with the
+//! driver.
 //!
 //! Memory stays bounded: every channel holds at most [`BATCHES`] batches of at most
 //! [`BATCH_LINES`] lines. When the driver stops taking batches (its consumer is slow), the
 //! decoders stop, then the reading task stops reading, and the CLI's writes block.
 
-use byre_proto::{CliMessage, DecodeError};
-use byre_transport::{BadLine, Frame, Line as FramedLine, NdjsonCodec};
+use byre_transport::{decode_line, Frame, LineFrame, NdjsonCodec};
 use bytes::Bytes;
 use futures::{FutureExt, StreamExt};
 use tokio::process::ChildStdout;
@@ -35,7 +36,7 @@ const DECODERS: usize = 2;
 /// One line read from the CLI.
 pub(super) struct Line {
     /// What it decoded to.
-    pub(super) frame: Frame<CliMessage>,
+    pub(super) frame: Frame,
     /// Its bytes, when asked for (for a transcript).
     pub(super) bytes: Option<Bytes>,
 }
@@ -52,19 +53,19 @@ impl Reader {
     /// Starts reading `stdout`, with lines of at most `max_line` bytes; `keep_lines` keeps each
     /// line's bytes beside its message.
     pub(super) fn spawn(stdout: ChildStdout, max_line: usize, keep_lines: bool) -> Reader {
-        let codec = NdjsonCodec::<Undecoded>::with_max_line(max_line).keep_lines(true);
-        let frames = FramedRead::with_capacity(stdout, codec, READ_BUFFER);
-        let mut raw_senders = Vec::with_capacity(DECODERS);
+        let frames =
+            FramedRead::with_capacity(stdout, NdjsonCodec::with_max_line(max_line), READ_BUFFER);
+        let mut framed_senders = Vec::with_capacity(DECODERS);
         let mut decoded = Vec::with_capacity(DECODERS);
         let mut tasks = Vec::with_capacity(DECODERS + 1);
         for _ in 0..DECODERS {
-            let (raw_tx, raw_rx) = mpsc::channel(BATCHES);
+            let (framed_tx, framed_rx) = mpsc::channel(BATCHES);
             let (decoded_tx, decoded_rx) = mpsc::channel(BATCHES);
-            tasks.push(tokio::spawn(decode(raw_rx, decoded_tx, keep_lines)));
-            raw_senders.push(raw_tx);
+            tasks.push(tokio::spawn(decode(framed_rx, decoded_tx, keep_lines)));
+            framed_senders.push(framed_tx);
             decoded.push(decoded_rx);
         }
-        tasks.push(tokio::spawn(read(frames, raw_senders)));
+        tasks.push(tokio::spawn(read(frames, framed_senders)));
         Reader {
             decoded,
             turn: 0,
@@ -89,41 +90,23 @@ impl Drop for Reader {
     }
 }
 
-/// A line split off but not decoded yet.
-enum Raw {
-    /// A line, without its line end.
-    Line(Bytes),
-    /// A line the splitting refused (too long).
-    Bad(BadLine),
-}
-
-/// What the splitting codec yields for a line: nothing; the line's bytes are taken from the
-/// codec ([`NdjsonCodec::last_line`]).
-struct Undecoded;
-
-impl FramedLine for Undecoded {
-    fn from_line(_: &[u8]) -> Result<Self, DecodeError> {
-        Ok(Undecoded)
-    }
-}
-
-/// Reads until stdout ends or fails, or the driver goes, dealing out batches to the decoders
-/// in turn. A batch takes the lines already in the read buffer after its first, so a fast
-/// stream moves in batches and a slow one line by line, without waiting.
+/// Reads until stdout ends or fails, or the driver goes, dealing out batches of framed lines
+/// to the decoders in turn. A batch takes the lines already in the read buffer after its
+/// first, so a fast stream moves in batches and a slow one line by line, without waiting.
 async fn read(
-    mut frames: FramedRead<ChildStdout, NdjsonCodec<Undecoded>>,
-    decoders: Vec<mpsc::Sender<Vec<Raw>>>,
+    mut frames: FramedRead<ChildStdout, NdjsonCodec>,
+    decoders: Vec<mpsc::Sender<Vec<LineFrame>>>,
 ) {
     for turn in (0..decoders.len()).cycle() {
         let Some(Ok(first)) = frames.next().await else {
             return;
         };
         let mut batch = Vec::with_capacity(BATCH_LINES);
-        batch.push(raw(&frames, first));
+        batch.push(first);
         let mut ended = false;
         while batch.len() < BATCH_LINES {
             match frames.next().now_or_never() {
-                Some(Some(Ok(frame))) => batch.push(raw(&frames, frame)),
+                Some(Some(Ok(frame))) => batch.push(frame),
                 Some(Some(Err(_)) | None) => {
                     ended = true;
                     break;
@@ -137,33 +120,21 @@ async fn read(
     }
 }
 
-fn raw(frames: &FramedRead<ChildStdout, NdjsonCodec<Undecoded>>, frame: Frame<Undecoded>) -> Raw {
-    match (frame, frames.decoder().last_line()) {
-        (Frame::Message(Undecoded), Some(line)) => Raw::Line(line.clone()),
-        (Frame::BadLine(bad), _) => Raw::Bad(bad),
-        // The codec keeps every line it frames.
-        (Frame::Message(Undecoded), None) => Raw::Line(Bytes::new()),
-    }
-}
-
 /// Decodes batches until the reading task or the driver goes.
 async fn decode(
-    mut raw: mpsc::Receiver<Vec<Raw>>,
+    mut framed: mpsc::Receiver<Vec<LineFrame>>,
     decoded: mpsc::Sender<Vec<Line>>,
     keep_lines: bool,
 ) {
-    while let Some(batch) = raw.recv().await {
+    while let Some(batch) = framed.recv().await {
         let lines = batch
             .into_iter()
-            .map(|raw| match raw {
-                Raw::Line(bytes) => Line {
-                    frame: match CliMessage::from_slice(&bytes) {
-                        Ok(message) => Frame::Message(message),
-                        Err(e) => Frame::BadLine(e.into()),
-                    },
+            .map(|frame| match frame {
+                LineFrame::Line(bytes) => Line {
+                    frame: decode_line(&bytes),
                     bytes: keep_lines.then_some(bytes),
                 },
-                Raw::Bad(bad) => Line {
+                LineFrame::BadLine(bad) => Line {
                     frame: Frame::BadLine(bad),
                     bytes: None,
                 },

@@ -1,18 +1,15 @@
 //! The codec's edge cases, in the manner of tokio-util's codec tests, and chunking properties
 //! over the recorded corpus.
 
-use byre_proto::{CliMessage, HostMessage, UserMessage};
-use byre_transport::{BadLineReason, Frame, NdjsonCodec};
+use byre_proto::{CliMessage, DecodeErrorKind, HostMessage, UserMessage};
+use byre_transport::{decode_frame, encode_line, BadLineReason, Frame, LineFrame, NdjsonCodec};
 use bytes::BytesMut;
 use proptest::prelude::*;
-use tokio_util::codec::{Decoder, Encoder};
+use tokio_util::codec::Decoder;
 
-/// Feeds `input` in the given chunk sizes (cycled), then ends the input; returns every frame.
-fn decode_chunked(
-    codec: &mut NdjsonCodec,
-    input: &[u8],
-    chunks: &[usize],
-) -> Vec<Frame<CliMessage>> {
+/// Feeds `input` in the given chunk sizes (cycled), then ends the input; returns every frame
+/// the codec gives, as it gives them.
+fn frame_chunked(codec: &mut NdjsonCodec, input: &[u8], chunks: &[usize]) -> Vec<LineFrame> {
     let mut buf = BytesMut::new();
     let mut frames = Vec::new();
     let mut at = 0;
@@ -35,11 +32,19 @@ fn decode_chunked(
     frames
 }
 
-fn decode_all(input: &[u8]) -> Vec<Frame<CliMessage>> {
+/// [`frame_chunked`], each frame then decoded.
+fn decode_chunked(codec: &mut NdjsonCodec, input: &[u8], chunks: &[usize]) -> Vec<Frame> {
+    frame_chunked(codec, input, chunks)
+        .into_iter()
+        .map(decode_frame)
+        .collect()
+}
+
+fn decode_all(input: &[u8]) -> Vec<Frame> {
     decode_chunked(&mut NdjsonCodec::new(), input, &[input.len().max(1)])
 }
 
-fn kinds(frames: &[Frame<CliMessage>]) -> Vec<String> {
+fn kinds(frames: &[Frame]) -> Vec<String> {
     frames
         .iter()
         .map(|f| match f {
@@ -51,9 +56,12 @@ fn kinds(frames: &[Frame<CliMessage>]) -> Vec<String> {
 
 fn short(reason: &BadLineReason) -> &'static str {
     match reason {
-        BadLineReason::NotJson(_) => "json",
-        BadLineReason::NotObject => "object",
-        BadLineReason::NoType => "type",
+        BadLineReason::Decode(e) => match e.kind {
+            DecodeErrorKind::NotJson(_) => "json",
+            DecodeErrorKind::NotObject => "object",
+            DecodeErrorKind::NoType => "type",
+            _ => "decode",
+        },
         BadLineReason::TooLong { .. } => "long",
         _ => "other",
     }
@@ -144,6 +152,20 @@ fn bad_lines_are_items_not_errors() {
         unreachable!()
     };
     assert_eq!(first.head, "not json");
+    // The decode error itself, as byre-proto gives it; shown as its kind.
+    let BadLineReason::Decode(error) = &first.reason else {
+        panic!("{first:?}")
+    };
+    assert_eq!((error.len, error.head.as_str()), (8, "not json"));
+    assert_eq!(
+        first.reason.to_string(),
+        error.kind.to_string(),
+        "the reason is the kind: the length and head are the bad line's"
+    );
+    assert_eq!(
+        std::error::Error::source(&first.reason).map(|s| s.to_string()),
+        Some(error.to_string())
+    );
 }
 
 #[test]
@@ -175,6 +197,39 @@ fn a_line_over_the_limit_is_skipped_and_decoding_resumes() {
             ],
             "chunks of {chunk}"
         );
+        let LineFrame::BadLine(bad) = &frame_chunked(
+            &mut NdjsonCodec::with_max_line(1024),
+            input.as_bytes(),
+            &[chunk],
+        )[1] else {
+            panic!("chunks of {chunk}")
+        };
+        assert_eq!(bad.head, long[..80], "chunks of {chunk}");
+    }
+}
+
+#[test]
+fn an_over_long_line_is_measured_without_its_line_end_and_bom() {
+    let long = format!("{{\"type\":\"x\",\"pad\":\"{}\"}}", "x".repeat(300));
+    for chunk in [1, 5, 64, 100_000] {
+        let input = format!("\u{feff}{long}\r\n{long}\r\n{KEEP}\r\n{long}\r");
+        let frames = decode_chunked(
+            &mut NdjsonCodec::with_max_line(100),
+            input.as_bytes(),
+            &[chunk],
+        );
+        let long_bad = format!("bad:{}:long", long.len());
+        assert_eq!(
+            kinds(&frames),
+            [&long_bad, &long_bad, "keep_alive", &long_bad],
+            "chunks of {chunk}"
+        );
+        for frame in [&frames[0], &frames[3]] {
+            let Frame::BadLine(bad) = frame else {
+                unreachable!()
+            };
+            assert_eq!(bad.head, long[..80], "chunks of {chunk}");
+        }
     }
 }
 
@@ -190,7 +245,7 @@ fn an_over_long_last_line_at_eof_is_reported() {
 fn skipping_keeps_memory_bounded() {
     // Feed 20 MB of one line in 64 KiB chunks: the buffer never holds more than the limit plus
     // one chunk.
-    let mut codec: NdjsonCodec = NdjsonCodec::with_max_line(1 << 20);
+    let mut codec = NdjsonCodec::with_max_line(1 << 20);
     let mut buf = BytesMut::new();
     let chunk = vec![b'z'; 64 * 1024];
     let mut peak = 0;
@@ -202,10 +257,35 @@ fn skipping_keeps_memory_bounded() {
     buf.extend_from_slice(b"\n");
     let frame = codec.decode(&mut buf).unwrap();
     assert!(peak <= (1 << 20) + chunk.len(), "peak {peak}");
-    let Some(Frame::BadLine(bad)) = frame else {
+    let Some(LineFrame::BadLine(bad)) = frame else {
         panic!("{frame:?}")
     };
     assert_eq!(bad.len, 320 * 64 * 1024);
+    assert_eq!(bad.head, "z".repeat(80));
+}
+
+#[test]
+fn a_large_buffer_is_given_back_after_its_line() {
+    // A 10 MB line grows the buffer; once it is framed, the buffer is small again, and the
+    // line is its own bytes.
+    let mut codec = NdjsonCodec::new();
+    let mut buf = BytesMut::new();
+    let line = format!("{{\"type\":\"x\",\"pad\":\"{}\"}}", "p".repeat(10 << 20));
+    for piece in line.as_bytes().chunks(64 * 1024) {
+        buf.extend_from_slice(piece);
+        assert!(codec.decode(&mut buf).unwrap().is_none());
+    }
+    buf.extend_from_slice(format!("\n{KEEP}\n{{\"type\"").as_bytes());
+    let Some(LineFrame::Line(framed)) = codec.decode(&mut buf).unwrap() else {
+        panic!()
+    };
+    assert_eq!(framed, line.as_bytes());
+    assert!(buf.capacity() <= 64 * 1024, "{}", buf.capacity());
+    assert_eq!(
+        codec.decode(&mut buf).unwrap(),
+        Some(LineFrame::Line(KEEP.into()))
+    );
+    assert_eq!(&buf[..], b"{\"type\"", "the rest is kept");
 }
 
 #[test]
@@ -226,20 +306,19 @@ fn a_line_exactly_at_the_limit_is_kept() {
 }
 
 #[test]
-fn the_encoder_writes_exactly_one_line() {
-    let mut codec: NdjsonCodec = NdjsonCodec::new();
-    let mut buf = BytesMut::new();
+fn encoding_writes_exactly_one_line() {
     let prompt = HostMessage::User(Box::new(UserMessage::prompt(
         "two\nlines and a \u{2028} separator",
     )));
-    codec.encode(&prompt, &mut buf).unwrap();
-    assert_eq!(buf.iter().filter(|&&b| b == b'\n').count(), 1);
-    assert_eq!(buf.last(), Some(&b'\n'));
-    let mut reader: NdjsonCodec<HostMessage> = NdjsonCodec::new();
-    let Some(Frame::Message(back)) = reader.decode(&mut buf).unwrap() else {
+    let line = encode_line(&prompt).unwrap();
+    assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
+    assert_eq!(line.last(), Some(&b'\n'));
+    let mut buf = BytesMut::from(&line[..]);
+    let Some(LineFrame::Line(framed)) = NdjsonCodec::new().decode(&mut buf).unwrap() else {
         panic!()
     };
-    assert_eq!(back, prompt);
+    assert_eq!(framed, line[..line.len() - 1]);
+    assert_eq!(HostMessage::from_slice(&framed).unwrap(), prompt);
 }
 
 /// Every `recv` message of the corpus as one line, as the CLI wrote it.
@@ -260,12 +339,10 @@ fn corpus() -> Vec<u8> {
     }
     files.sort();
     for file in files {
-        for line in std::fs::read_to_string(file).unwrap().lines() {
-            if let Some(at) = line.find(r#""msg": "#) {
-                if line.starts_with(r#"{"dir": "recv""#) {
-                    out.extend_from_slice(&line.as_bytes()[at + 7..line.len() - 1]);
-                    out.push(b'\n');
-                }
+        for line in byre_transport::read_transcript(file).unwrap() {
+            if line.is_recv() {
+                out.extend_from_slice(line.raw.as_bytes());
+                out.push(b'\n');
             }
         }
     }
@@ -289,21 +366,17 @@ proptest! {
 }
 
 #[test]
-fn kept_lines_are_the_exact_bytes_without_line_ends() {
-    let mut codec: NdjsonCodec = NdjsonCodec::new().keep_lines(true);
-    let mut buf = BytesMut::from(format!("\u{feff}{KEEP}\r\n{STATUS}\n").as_bytes());
-    assert!(matches!(
-        codec.decode(&mut buf).unwrap(),
-        Some(Frame::Message(_))
-    ));
-    assert_eq!(codec.last_line().unwrap().as_ref(), KEEP.as_bytes());
-    assert!(matches!(
-        codec.decode(&mut buf).unwrap(),
-        Some(Frame::Message(_))
-    ));
-    assert_eq!(codec.last_line().unwrap().as_ref(), STATUS.as_bytes());
-    let mut plain: NdjsonCodec = NdjsonCodec::new();
-    let mut buf = BytesMut::from(format!("{KEEP}\n").as_bytes());
-    let _ = plain.decode(&mut buf).unwrap();
-    assert!(plain.last_line().is_none());
+fn lines_are_the_exact_bytes_without_line_ends() {
+    let mut codec = NdjsonCodec::new();
+    let mut buf = BytesMut::from(format!("\u{feff}{KEEP}\r\n\n{STATUS}\nnot json").as_bytes());
+    let lines: Vec<LineFrame> =
+        std::iter::from_fn(|| codec.decode_eof(&mut buf).unwrap()).collect();
+    assert_eq!(
+        lines,
+        [
+            LineFrame::Line(KEEP.into()),
+            LineFrame::Line(STATUS.into()),
+            LineFrame::Line("not json".into()),
+        ]
+    );
 }

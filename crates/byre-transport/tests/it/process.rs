@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use byre_transport::{
-    CliProcess, Frame, Launch, LaunchError, NdjsonCodec, ProcessOptions, Stopped,
+    decode_frame, decode_line, CliProcess, Frame, Launch, LaunchError, LineFrame, NdjsonCodec,
+    ProcessOptions, Stopped,
 };
 use futures::StreamExt;
 use tokio::io::AsyncWriteExt;
@@ -157,10 +158,7 @@ async fn an_early_exit_refusing_bypass_as_root_is_typed_with_its_stderr() {
         ],
         quick(),
     );
-    let mut stdout = FramedRead::new(
-        process.take_stdout().unwrap(),
-        NdjsonCodec::<byre_proto::CliMessage>::new(),
-    );
+    let mut stdout = FramedRead::new(process.take_stdout().unwrap(), NdjsonCodec::new());
     assert!(stdout.next().await.is_none(), "no line before the exit");
     let err = process.exited_early().await;
     let LaunchError::RootBypass {
@@ -201,12 +199,12 @@ async fn a_huge_line_and_a_bad_line_through_a_pipe() {
     let max = 1024 * 1024;
     let mut frames = FramedRead::new(
         process.take_stdout().unwrap(),
-        NdjsonCodec::<byre_proto::CliMessage>::with_max_line(max),
+        NdjsonCodec::with_max_line(max),
     );
     let (mut messages, mut bad, mut peak) = (0, Vec::new(), 0);
     while let Some(frame) = frames.next().await {
         peak = peak.max(frames.read_buffer().capacity());
-        match frame.unwrap() {
+        match decode_frame(frame.unwrap()) {
             Frame::Message(_) => messages += 1,
             Frame::BadLine(b) => bad.push(b),
         }
@@ -215,6 +213,18 @@ async fn a_huge_line_and_a_bad_line_through_a_pipe() {
     assert_eq!(messages, 1001);
     assert_eq!(bad.len(), 2, "{bad:?}");
     assert_eq!(bad[1].len, 100 * 1024 * 1024 + 29);
+    assert!(
+        matches!(bad[0].reason, byre_transport::BadLineReason::Decode(_)),
+        "{bad:?}"
+    );
+    assert!(
+        matches!(bad[1].reason, byre_transport::BadLineReason::TooLong { max: m } if m == max),
+        "{bad:?}"
+    );
+    assert!(
+        bad[1].head.starts_with(r#"{"type":"assistant","pad":"xxx"#) && bad[1].head.len() == 80,
+        "{bad:?}"
+    );
     assert!(peak <= 4 * max, "the read buffer grew to {peak} bytes");
     process.shutdown().await.unwrap();
 }
@@ -252,19 +262,15 @@ async fn the_real_cli_accepts_the_argv_and_reports_the_root_refusal() {
         .write_all(b"{\"type\":\"control_request\",\"request_id\":\"r1\",\"request\":{\"subtype\":\"initialize\"}}\n")
         .await
         .unwrap();
-    let mut frames = FramedRead::new(
-        process.take_stdout().unwrap(),
-        NdjsonCodec::<byre_proto::CliMessage>::new(),
-    );
+    let mut frames = FramedRead::new(process.take_stdout().unwrap(), NdjsonCodec::new());
     let first = tokio::time::timeout(Duration::from_secs(30), frames.next())
         .await
         .unwrap();
     assert!(
         matches!(
             first,
-            Some(Ok(Frame::Message(byre_proto::CliMessage::ControlResponse(
-                _
-            ))))
+            Some(Ok(LineFrame::Line(ref line)))
+                if matches!(decode_line(line), Frame::Message(byre_proto::CliMessage::ControlResponse(_)))
         ),
         "{first:?}; stderr: {}",
         process.stderr().text()
@@ -282,10 +288,7 @@ async fn the_real_cli_accepts_the_argv_and_reports_the_root_refusal() {
         launch.env.retain(|(name, _)| name != "IS_SANDBOX");
         launch.env_remove.push("IS_SANDBOX".into());
         let mut process = CliProcess::spawn(&bin, &launch, quick()).unwrap();
-        let mut frames = FramedRead::new(
-            process.take_stdout().unwrap(),
-            NdjsonCodec::<byre_proto::CliMessage>::new(),
-        );
+        let mut frames = FramedRead::new(process.take_stdout().unwrap(), NdjsonCodec::new());
         assert!(frames.next().await.is_none());
         let err = process.exited_early().await;
         assert!(
