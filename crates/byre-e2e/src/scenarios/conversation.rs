@@ -90,13 +90,7 @@ async fn text_two_turns(ctx: Ctx) -> Outcome {
         "the second API request lacks the first turn: {history}"
     );
 
-    let exit = host.wait(STEP).await?;
-    ensure!(
-        exit.status.success(),
-        "exit status {:?}; stderr: {}",
-        exit.status,
-        exit.stderr
-    );
+    let exit = finish(host, &model).await?;
     Ok(vec![recording(&exit)])
 }
 
