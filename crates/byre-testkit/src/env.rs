@@ -123,6 +123,9 @@ impl ClaudeEnv {
             ("DISABLE_TELEMETRY".into(), "1".into()),
             ("DISABLE_AUTOUPDATER".into(), "1".into()),
             ("DISABLE_ERROR_REPORTING".into(), "1".into()),
+            // A scripted 5xx fails the turn at once instead of after the CLI's ten retries
+            // (minutes of back-off); `set_var` it back to test retrying.
+            ("CLAUDE_CODE_MAX_RETRIES".into(), "0".into()),
             ("HOME".into(), home_path.to_string_lossy().into_owned()),
         ];
         if running_as_root() {

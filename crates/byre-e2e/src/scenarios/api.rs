@@ -15,7 +15,9 @@ pub(crate) fn all() -> Vec<Scenario> {
 /// The first API call answers 529 overloaded: the CLI reports `system/api_retry` with the
 /// status, calls again, and the turn succeeds.
 async fn api_retry(ctx: Ctx) -> Outcome {
-    let (model, env) = ctx.fake("api_retry").await?;
+    let (model, mut env) = ctx.fake("api_retry").await?;
+    // The CLI's own default; byre's test environment turns retrying off.
+    env.set_var("CLAUDE_CODE_MAX_RETRIES", "10");
     let mut host = start(&ctx, &env).await?;
     host.send_user("please answer despite the overload")?;
     let turn = host.until_result(STEP).await?;

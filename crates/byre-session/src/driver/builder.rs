@@ -218,8 +218,15 @@ impl Options {
     /// Makes every registered handler reachable, or says why it cannot be: with a
     /// `can_use_tool` handler and no mode chosen, the mode becomes `default` (byre's own default,
     /// `bypassPermissions`, never asks); a mode that never asks, or another permission prompt
-    /// tool, is refused.
+    /// tool, is refused, and so is a raw handler for a subtype byre routes itself.
     pub(super) fn settle_permissions(&mut self) -> Result<(), UsageError> {
+        for subtype in ["hook_callback", "mcp_message"] {
+            if self.handlers.contains_key(subtype) {
+                return Err(UsageError::ReservedSubtype {
+                    subtype: subtype.to_owned(),
+                });
+            }
+        }
         if !self.has_permission_handler() {
             return Ok(());
         }

@@ -112,6 +112,16 @@ pub enum UsageError {
         /// The hook event.
         event: String,
     },
+    /// A raw handler was given for a subtype byre serves itself (`hook_callback`,
+    /// `mcp_message`).
+    #[error(
+        "a raw handler was given for {subtype}, which byre routes itself: register hooks with \
+         Options::hook_with and in-process MCP servers with Options::serve_mcp"
+    )]
+    ReservedSubtype {
+        /// The subtype.
+        subtype: String,
+    },
     /// The CLI said it did not apply the hooks sent in `initialize`.
     #[error("the CLI did not apply the hooks sent in initialize (hooks_applied: false)")]
     HooksNotApplied,

@@ -276,22 +276,6 @@ impl Options {
         )
     }
 
-    /// Serves the in-process MCP server `name`: `handler` gets each `mcp_message` request and
-    /// returns the `{"mcp_response": ...}` payload. The server is declared in `--mcp-config`
-    /// with `alwaysLoad` as given.
-    pub fn mcp_server(mut self, name: &str, always_load: bool, handler: RequestHandler) -> Self {
-        self.launch.sdk_servers.push(byre_transport::SdkServer {
-            name: name.to_owned(),
-            always_load,
-        });
-        self.mcp_servers.push(name.to_owned());
-        self.handlers.insert(
-            "mcp_message",
-            route_mcp(self.handlers.get("mcp_message").cloned(), name, handler),
-        );
-        self
-    }
-
     /// Declares the in-process MCP server `name` (in `--mcp-config`, with `alwaysLoad` as given)
     /// whose `mcp_message` handler `factory` builds afresh for each session; it replaces an
     /// earlier one of the same name declared this way.
@@ -313,7 +297,10 @@ impl Options {
         self
     }
 
-    /// Answers another CLI request subtype (`elicitation`, `request_user_dialog`).
+    /// Answers another CLI request subtype (`elicitation`, `request_user_dialog`, or one a
+    /// newer CLI sends). Hooks (`hook_callback`) and in-process MCP (`mcp_message`) have their
+    /// own setters, [`Options::hook_with`] and [`Options::serve_mcp`]: a handler given here for
+    /// either fails the start with [`UsageError::ReservedSubtype`](crate::UsageError).
     pub fn handler(mut self, subtype: &'static str, handler: RequestHandler) -> Self {
         self.handlers.insert(subtype, handler);
         self
@@ -404,22 +391,6 @@ pub(super) fn route_questions(
                 ))
                 .map_err(|e| e.to_string())
             }),
-        },
-    })
-}
-
-/// Routes `mcp_message` requests for `name` to `handler`, others to `rest`.
-pub(super) fn route_mcp(
-    rest: Option<RequestHandler>,
-    name: &str,
-    handler: RequestHandler,
-) -> RequestHandler {
-    let name = name.to_owned();
-    Arc::new(move |request| match &request {
-        CliRequest::McpMessage(m) if m.server_name == name => handler(request),
-        _ => match &rest {
-            Some(rest) => rest(request),
-            None => Box::pin(async { Err("no MCP server of that name".to_owned()) }),
         },
     })
 }

@@ -483,7 +483,7 @@ impl Driver {
                     serde_json::to_value(output).map_err(|e| e.to_string())
                 }) as Pin<Box<dyn Future<Output = Result<Value, String>> + Send>>
             }),
-            CliRequest::McpMessage(mcp) if self.mcp.contains_key(&mcp.server_name) => self
+            CliRequest::McpMessage(mcp) => self
                 .mcp
                 .get(&mcp.server_name)
                 .map(|handler| handler(request.clone())),

@@ -78,6 +78,20 @@ async fn an_explicit_bypass_with_a_permission_handler_is_refused_before_anything
     ));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_raw_handler_for_a_subtype_byre_routes_itself_is_refused() {
+    for subtype in ["mcp_message", "hook_callback"] {
+        let options = Options::new()
+            .program("/nonexistent/claude")
+            .handler(subtype, Arc::new(|_| Box::pin(async { Ok(json!({})) })));
+        let err = Claude::start(options).await.unwrap_err();
+        assert!(
+            matches!(&err, Error::Usage(UsageError::ReservedSubtype { subtype: s }) if s == subtype),
+            "{err}"
+        );
+    }
+}
+
 /// Runs the touch script with a fail-closed PreToolUse hook for Bash whose handler is
 /// `handler`; returns whether the file was made and the tool result the model read.
 async fn guarded<F, Fut>(hook: Hook, handler: F) -> (bool, String)
@@ -287,6 +301,13 @@ async fn failed_turns_are_typed() {
             )),
         )
         .rule(
+            Rule::when(Match::user_text_contains("server down")).reply(Reply::error(
+                500,
+                "api_error",
+                "the fake is down",
+            )),
+        )
+        .rule(
             Rule::when(Match::user_text_contains("bad request")).reply(Reply::error(
                 400,
                 "invalid_request_error",
@@ -308,6 +329,14 @@ async fn failed_turns_are_typed() {
         }
         other => panic!("{other}"),
     }
+    // The test environment does not retry: a 500 fails the turn at its first request.
+    let before = model.message_requests().len();
+    claude.send("server down").unwrap();
+    match events.turn().finish().await.unwrap_err() {
+        TurnError::Api { status, .. } => assert_eq!(status, Some(500)),
+        other => panic!("{other}"),
+    }
+    assert_eq!(model.message_requests().len(), before + 1, "the CLI retried");
     claude.send("loop forever").unwrap();
     match events.turn().finish().await.unwrap_err() {
         TurnError::MaxTurns { result } => {
