@@ -11,7 +11,8 @@ tasks:
   replay [--strict] [--explain] PATH...  decode and re-encode transcripts (files or folders)
   cli                                    install the pinned CLI if missing; print its path
   fake-model --script FILE [--port N]    serve a fake Messages API on loopback until Ctrl-C
-  record [SCENARIO...]                   run scenarios against the real CLI, record them";
+  record [SCENARIO...]                   run scenarios against the real CLI, record them
+  drift [VERSION|latest]                 run the scenarios on another CLI; report what changed";
 
 /// A parsed command line.
 pub(crate) enum Task {
@@ -21,6 +22,8 @@ pub(crate) enum Task {
     Cli,
     FakeModel(FakeModel),
     Record(Vec<String>),
+    /// `drift`: the CLI version (`latest` when absent).
+    Drift(Option<String>),
     Help,
 }
 
@@ -106,6 +109,11 @@ impl Task {
                 }
                 Ok(Task::Record(rest.to_vec()))
             }
+            "drift" => match rest {
+                [] => Ok(Task::Drift(None)),
+                [version] if !version.starts_with('-') => Ok(Task::Drift(Some(version.clone()))),
+                _ => Err("drift: give at most one VERSION (or `latest`)".into()),
+            },
             "help" | "--help" | "-h" => Ok(Task::Help),
             other => Err(format!("unknown task {other:?}")),
         }

@@ -1,10 +1,12 @@
 //! byre's project tasks, run as `cargo xtask <task>`: `demo` (`byre run` offline against a
 //! scripted fake model), `test` (everything CI runs), `replay` (decode and re-encode recorded
 //! transcripts), `cli` (provision the pinned CLI), `fake-model` (serve a scripted fake
-//! Messages API) and `record` (re-record the e2e scenarios).
+//! Messages API), `record` (re-record the e2e scenarios) and `drift` (compare another CLI
+//! version with the pinned one).
 
 mod cli;
 mod demo;
+mod drift;
 mod flags;
 mod record;
 mod replay;
@@ -23,6 +25,7 @@ fn main() -> ExitCode {
         Ok(flags::Task::Cli) => cli::run(),
         Ok(flags::Task::FakeModel(flags)) => fake_model(&flags),
         Ok(flags::Task::Record(names)) => record::run(&names),
+        Ok(flags::Task::Drift(version)) => drift::run(version.as_deref()),
         Ok(flags::Task::Help) => {
             println!("{}", flags::USAGE);
             Ok(true)

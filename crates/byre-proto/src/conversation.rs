@@ -123,6 +123,10 @@ wire_struct! {
         /// The assistant message a safety classifier stopped, on the synthetic message that
         /// tells the model so.
         "refused_message_id" refused_message_id: opt String,
+        /// `true` on each synthetic message the CLI writes to ask the same model again after
+        /// a refusal: the re-ask itself, and the `tool_result` of each call the refused
+        /// answer left unfinished. Since CLI 2.1.332.
+        "refusal_retry" refusal_retry: opt bool,
     }
 }
 
@@ -171,6 +175,7 @@ impl UserMessage {
             task_description: None,
             file_attachments: None,
             refused_message_id: None,
+            refusal_retry: None,
             extra: Default::default(),
         };
         message.set_null("parent_tool_use_id", true);
@@ -273,6 +278,12 @@ wire_struct! {
         "user_message_uuid" user_message_uuid: opt String,
         /// Every user message merged into this turn.
         "user_message_uuids" user_message_uuids: opt Vec<String>,
+        /// With partial messages on: the API message ids (`msg_...`) of the main
+        /// conversation's responses that began to stream in this turn, in the order they
+        /// began; one with no `assistant` message was cut off or empty. Empty where none
+        /// began; absent where the turn called no model, without partial messages, and
+        /// before CLI 2.1.332.
+        "begun_message_ids" begun_message_ids: opt Vec<String>,
         /// Structured output (`--json-schema`).
         "structured_output" structured_output: any Value,
         /// A tool call deferred by a hook.

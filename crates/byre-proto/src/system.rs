@@ -181,6 +181,12 @@ wire_struct! {
         "analytics_disabled" analytics_disabled: opt bool,
         /// Whether product feedback is off.
         "product_feedback_disabled" product_feedback_disabled: opt bool,
+        /// Whether the session's model requests go to Anthropic's own API (the first-party
+        /// provider, no other base URL, no other provider for the organization). Absent
+        /// where the CLI cannot tell; it says where requests are routed, nothing about
+        /// retention. Since CLI 2.1.332 (absent offline, with a loopback base URL, in byre's
+        /// tests).
+        "served_by_anthropic" served_by_anthropic: opt bool,
         /// This line's id.
         "uuid" uuid: opt String,
         /// Memory file paths.

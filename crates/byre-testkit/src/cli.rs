@@ -1,14 +1,19 @@
-//! Provisioning of the pinned Claude Code CLI: find the binary, or install it with npm.
+//! Provisioning of the Claude Code CLI: find the binary, or install it with npm.
 //!
 //! [`claude_bin`] looks, in order, at:
 //!
 //! 1. `BYRE_CLAUDE_BIN`: a binary chosen by the caller. It must exist and be executable; its
-//!    version is not checked, so a different CLI can be tried on purpose.
-//! 2. `<install dir>/node_modules/.bin/claude`, the install dir being the one
-//!    [`install_dir`] names: `BYRE_CLI_DIR`, the byre repository's `.cli` folder when run
-//!    inside that repository, else a per-user cache folder (`$XDG_CACHE_HOME/byre/cli` or
-//!    `$HOME/.cache/byre/cli`). It is used when its `--version` is [`PINNED_CLI_VERSION`].
+//!    version is not checked, so a different CLI can be tried on purpose (tests then hold it
+//!    to byre's model less strictly, see [`strictness`](crate::strictness)).
+//! 2. `<install dir>/<version>/node_modules/.bin/claude` for [`PINNED_CLI_VERSION`], the
+//!    install dir being the one [`install_dir`] names: `BYRE_CLI_DIR`, the byre repository's
+//!    `.cli` folder when run inside that repository, else a per-user cache folder
+//!    (`$XDG_CACHE_HOME/byre/cli` or `$HOME/.cache/byre/cli`). It is used when its
+//!    `--version` is the version of its folder.
 //! 3. Otherwise the pinned package is installed there with npm, and checked again.
+//!
+//! [`claude_bin_version`] does the same for any version (the matrix's older CLI, a new one to
+//! check for drift), each in a folder of its own.
 //!
 //! Installs are serialised across processes with a lock file in the install dir, so test
 //! binaries running in parallel run npm once. Every failure is a [`ProvisionError`] that says
@@ -22,8 +27,12 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
-/// The CLI version byre is tested against.
-pub const PINNED_CLI_VERSION: &str = "2.1.328";
+/// The CLI version byre is tested against: every message it writes is fully modelled.
+pub const PINNED_CLI_VERSION: &str = "2.1.332";
+
+/// The older CLI versions byre's real-CLI suites also run on (`cargo xtask test`), where
+/// tests assert behaviour and report, rather than fail on, what byre does not model.
+pub const MATRIX_CLI_VERSIONS: &[&str] = &["2.1.328"];
 
 /// The npm package that ships the CLI.
 pub const CLI_PACKAGE: &str = "@anthropic-ai/claude-code";
@@ -55,11 +64,13 @@ pub enum ProvisionError {
     /// npm is not installed.
     #[error(
         "npm was not found on PATH ({source}); it is needed to install \
-         {CLI_PACKAGE}@{PINNED_CLI_VERSION}. Install Node.js with npm (e.g. `apt-get install \
+         {CLI_PACKAGE}@{version}. Install Node.js with npm (e.g. `apt-get install \
          nodejs npm` / `brew install node`), or set BYRE_CLAUDE_BIN to a claude \
-         {PINNED_CLI_VERSION} binary"
+         {version} binary"
     )]
     NpmMissing {
+        /// The version that was to be installed.
+        version: String,
         /// The error from starting npm.
         source: io::Error,
     },
@@ -81,16 +92,18 @@ pub enum ProvisionError {
         /// The install dir.
         dir: PathBuf,
     },
-    /// The binary reports another version than the pinned one.
+    /// The binary reports another version than the one installed.
     #[error(
-        "{path} reports version {found:?}, but byre-testkit needs {PINNED_CLI_VERSION}; \
-         remove {dir} to reinstall, or set BYRE_CLAUDE_BIN"
+        "{path} reports version {found:?}, but {wanted} was installed; remove {dir} to \
+         reinstall, or set BYRE_CLAUDE_BIN"
     )]
     WrongVersion {
         /// The binary.
         path: PathBuf,
         /// The version it printed.
         found: String,
+        /// The version installed.
+        wanted: String,
         /// The install dir.
         dir: PathBuf,
     },
@@ -146,28 +159,45 @@ pub fn claude_bin() -> Result<PathBuf, ProvisionError> {
         check_executable(&path)?;
         return Ok(path);
     }
-    let dir = install_dir()?;
+    claude_bin_version(PINNED_CLI_VERSION)
+}
+
+/// The path of the CLI `version` (`2.1.328`), installed into `<install dir>/<version>/` when
+/// it is not there yet. `BYRE_CLAUDE_BIN` plays no part.
+pub fn claude_bin_version(version: &str) -> Result<PathBuf, ProvisionError> {
+    let is_version = !version.is_empty()
+        && version
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".-+".contains(c));
+    if !is_version {
+        return Err(ProvisionError::Version {
+            path: PathBuf::from(version),
+            detail: "not a version number".into(),
+        });
+    }
+    let dir = install_dir()?.join(version);
     let bin = bin_in(&dir);
     // One thread of this process at a time; the lock file handles other processes.
     let mut verified = VERIFIED.lock().unwrap_or_else(|e| e.into_inner());
     if verified.contains(&bin) && bin.exists() {
         return Ok(bin);
     }
-    if installed_version(&bin).as_deref() != Some(PINNED_CLI_VERSION) {
+    if installed_version(&bin).as_deref() != Some(version) {
         fs::create_dir_all(&dir).map_err(io_err(format!("could not create {}", dir.display())))?;
         let _lock = InstallLock::acquire(&dir)?;
         // Another process may have installed it while this one waited.
-        if installed_version(&bin).as_deref() != Some(PINNED_CLI_VERSION) {
-            npm_install(&dir)?;
+        if installed_version(&bin).as_deref() != Some(version) {
+            npm_install(&dir, version)?;
             if !bin.exists() {
                 return Err(ProvisionError::NotInstalled { path: bin, dir });
             }
             check_executable(&bin)?;
             let found = cli_version(&bin)?;
-            if found != PINNED_CLI_VERSION {
+            if found != version {
                 return Err(ProvisionError::WrongVersion {
                     path: bin,
                     found,
+                    wanted: version.to_owned(),
                     dir,
                 });
             }
@@ -175,6 +205,41 @@ pub fn claude_bin() -> Result<PathBuf, ProvisionError> {
     }
     verified.push(bin.clone());
     Ok(bin)
+}
+
+/// The version the `latest` tag of the CLI's npm package names now (`npm view`).
+pub fn latest_cli_version() -> Result<String, ProvisionError> {
+    let package = format!("{CLI_PACKAGE}@latest");
+    let command = format!("npm view {package} version");
+    let (status, stdout, stderr) = run_with_timeout(
+        Command::new("npm").args(["view", package.as_str(), "version"]),
+        VERSION_TIMEOUT,
+    )
+    .map_err(|source| match source.kind() {
+        io::ErrorKind::NotFound => ProvisionError::NpmMissing {
+            version: "latest".into(),
+            source,
+        },
+        _ => ProvisionError::Io {
+            what: format!("could not run `{command}`"),
+            source,
+        },
+    })?;
+    if !status.success() {
+        return Err(ProvisionError::NpmFailed {
+            command,
+            status: status.to_string(),
+            stderr_tail: tail(&stderr, 30),
+        });
+    }
+    let version = String::from_utf8_lossy(&stdout).trim().to_owned();
+    if version.is_empty() || version.contains(char::is_whitespace) {
+        return Err(ProvisionError::Version {
+            path: PathBuf::from("npm"),
+            detail: format!("`{command}` printed {version:?}"),
+        });
+    }
+    Ok(version)
 }
 
 /// The version a `claude` binary reports: the first word of `claude --version`
@@ -317,8 +382,8 @@ fn check_executable(path: &Path) -> Result<(), ProvisionError> {
     }
 }
 
-fn npm_install(dir: &Path) -> Result<(), ProvisionError> {
-    let package = format!("{CLI_PACKAGE}@{PINNED_CLI_VERSION}");
+fn npm_install(dir: &Path, version: &str) -> Result<(), ProvisionError> {
+    let package = format!("{CLI_PACKAGE}@{version}");
     let dir_arg = dir.to_string_lossy().into_owned();
     let args = [
         "install",
@@ -336,7 +401,10 @@ fn npm_install(dir: &Path) -> Result<(), ProvisionError> {
         .stdin(Stdio::null())
         .output()
         .map_err(|source| match source.kind() {
-            io::ErrorKind::NotFound => ProvisionError::NpmMissing { source },
+            io::ErrorKind::NotFound => ProvisionError::NpmMissing {
+                version: version.to_owned(),
+                source,
+            },
             _ => ProvisionError::Io {
                 what: format!("could not run `{command}`"),
                 source,

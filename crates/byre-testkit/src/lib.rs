@@ -48,11 +48,12 @@ mod mcp_stdio;
 mod script;
 mod server;
 pub mod sse;
+mod strict;
 pub mod transcript;
 
 pub use cli::{
-    claude_bin, cli_version, install_dir, project_root, ProvisionError, CLI_PACKAGE,
-    PINNED_CLI_VERSION,
+    claude_bin, claude_bin_version, cli_version, install_dir, latest_cli_version, project_root,
+    ProvisionError, CLI_PACKAGE, MATRIX_CLI_VERSIONS, PINNED_CLI_VERSION,
 };
 pub use env::{running_as_root, ClaudeEnv, OFFLINE_API_KEY};
 pub use mcp_stdio::{mcp_stdio_bin, MCP_STDIO_BIN};
@@ -61,6 +62,7 @@ pub use script::{
     ScriptError, Usage, DEFAULT_CHUNK_SIZE, UNMATCHED_TEXT,
 };
 pub use server::{serve_forever, FakeModel, FakeModelError, LoggedRequest};
+pub use strict::{check_modelled, cli_under_test, strictness, Strictness};
 pub use transcript::{
     read_transcript, TranscriptDir, TranscriptError, TranscriptKind, TranscriptLine,
     TranscriptReader, TranscriptWriter,

@@ -189,6 +189,12 @@ pub struct Match {
     /// The last user text is exactly this string.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_text_equals: Option<String>,
+    /// A text block of the last user message contains this string, `<system-reminder>`
+    /// blocks included: the CLI's own notes (hook feedback, task notifications) arrive as
+    /// plain text in some versions and inside a reminder in others, so a rule on text the
+    /// test chose (a hook's reason) matches them all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub any_user_text_contains: Option<String>,
     /// Whether the last user message holds a `tool_result` block.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub has_tool_result: Option<bool>,
@@ -232,6 +238,15 @@ impl Match {
     pub fn user_text_contains(text: impl Into<String>) -> Self {
         Self {
             user_text_contains: Some(text.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Matches when a text block of the last user message, `<system-reminder>` blocks
+    /// included, contains `text`.
+    pub fn any_user_text_contains(text: impl Into<String>) -> Self {
+        Self {
+            any_user_text_contains: Some(text.into()),
             ..Self::default()
         }
     }
@@ -308,6 +323,7 @@ impl Match {
             request: other.request.or(self.request),
             user_text_contains: other.user_text_contains.or(self.user_text_contains),
             user_text_equals: other.user_text_equals.or(self.user_text_equals),
+            any_user_text_contains: other.any_user_text_contains.or(self.any_user_text_contains),
             has_tool_result: other.has_tool_result.or(self.has_tool_result),
             tool_result_contains: other.tool_result_contains.or(self.tool_result_contains),
             tool_offered: other.tool_offered.or(self.tool_offered),
@@ -335,6 +351,14 @@ impl Match {
                 if text != Some(want.as_str()) {
                     return false;
                 }
+            }
+        }
+        if let Some(want) = &self.any_user_text_contains {
+            if !user_texts(request.body)
+                .iter()
+                .any(|t| t.contains(want.as_str()))
+            {
+                return false;
             }
         }
         if let Some(want) = self.has_tool_result {
@@ -414,6 +438,20 @@ pub(crate) fn last_user_message(body: &Value) -> Option<&Value> {
         .iter()
         .rev()
         .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+}
+
+/// Every text of the last user message (a string content, or its text blocks), reminders
+/// included.
+pub(crate) fn user_texts(body: &Value) -> Vec<&str> {
+    match last_user_message(body).and_then(|m| m.get("content")) {
+        Some(Value::String(s)) => vec![s.as_str()],
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 fn is_reminder(text: &str) -> bool {

@@ -113,6 +113,15 @@ impl LoggedRequest {
         script::last_user_text(&self.body)
     }
 
+    /// Every text of the last user message, `<system-reminder>` blocks included, as the
+    /// `any_user_text_contains` matcher sees them.
+    pub fn user_texts(&self) -> Vec<String> {
+        script::user_texts(&self.body)
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
+    }
+
     /// Whether the last user message holds a `tool_result` block.
     pub fn has_tool_result(&self) -> bool {
         script::has_tool_result(&self.body)

@@ -142,8 +142,17 @@ async fn bash_background() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_hook_block() {
     let recording = recorded("stop_hook_block").await;
-    let feedback = recv_containing(&recording, "Stop hook feedback:\\nkeep going");
-    assert!(feedback.ends_with(",\"isSynthetic\":true}"), "{feedback}");
+    // The hook's reason comes back in a synthetic user line (the CLI's wording around it
+    // differs between versions).
+    let feedback = recording
+        .lines
+        .iter()
+        .find(|l| {
+            l.is_recv() && l.raw.starts_with("{\"type\":\"user\"") && l.raw.contains("keep going")
+        })
+        .map(|l| l.raw.as_str())
+        .expect("a user line with the Stop hook's reason");
+    assert!(feedback.contains("\"isSynthetic\":true"), "{feedback}");
     // The host's two answers: block, then no opinion.
     let answers: Vec<_> = recording
         .lines

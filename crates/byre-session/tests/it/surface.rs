@@ -336,7 +336,11 @@ async fn failed_turns_are_typed() {
         TurnError::Api { status, .. } => assert_eq!(status, Some(500)),
         other => panic!("{other}"),
     }
-    assert_eq!(model.message_requests().len(), before + 1, "the CLI retried");
+    assert_eq!(
+        model.message_requests().len(),
+        before + 1,
+        "the CLI retried"
+    );
     claude.send("loop forever").unwrap();
     match events.turn().finish().await.unwrap_err() {
         TurnError::MaxTurns { result } => {

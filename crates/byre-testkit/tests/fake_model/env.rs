@@ -6,7 +6,10 @@
 use std::net::TcpListener;
 use std::path::PathBuf;
 
-use byre_testkit::{claude_bin, cli_version, ClaudeEnv, OFFLINE_API_KEY, PINNED_CLI_VERSION};
+use byre_testkit::{
+    claude_bin, claude_bin_version, cli_under_test, cli_version, ClaudeEnv, OFFLINE_API_KEY,
+    PINNED_CLI_VERSION,
+};
 
 /// The provisioned CLI, or a failure that says why.
 fn bin() -> PathBuf {
@@ -33,9 +36,15 @@ fn provisioning_gives_the_pinned_cli() {
     let bin = bin();
     assert!(bin.is_file(), "{} is not a file", bin.display());
     let version = cli_version(&bin).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(version, PINNED_CLI_VERSION);
+    // The pinned CLI, unless BYRE_CLAUDE_BIN chose another on purpose.
+    assert_eq!(version, cli_under_test().unwrap());
     // A second call is answered from the same place.
     assert_eq!(claude_bin().unwrap(), bin);
+    // The pinned version is always to be had, in a folder of its own.
+    let pinned = claude_bin_version(PINNED_CLI_VERSION).unwrap_or_else(|e| panic!("{e}"));
+    assert!(pinned.ends_with(format!("{PINNED_CLI_VERSION}/node_modules/.bin/claude")));
+    assert_eq!(cli_version(&pinned).unwrap(), PINNED_CLI_VERSION);
+    assert!(claude_bin_version("1.0; rm").is_err());
 }
 
 #[tokio::test]
