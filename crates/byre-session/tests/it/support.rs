@@ -11,20 +11,25 @@ use byre_session::session::Event;
 use byre_testkit::{read_transcript, ClaudeEnv, FakeModel, TranscriptLine};
 use futures::StreamExt;
 
-/// The folder of the recorded transcripts.
+/// The folder of the transcripts recorded with CLI 2.1.328, which the tests of particular
+/// recordings read.
 pub(crate) fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/transcripts/cli-2.1.328")
 }
 
-/// Every transcript, sorted.
+/// Every transcript of every CLI version (`cli-<version>/*.jsonl`), sorted.
 pub(crate) fn transcripts() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
+    let root = corpus_dir().join("..");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&root)
         .expect("the transcripts folder")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|dir| dir.is_dir())
+        .flat_map(|dir| std::fs::read_dir(dir).expect("a version folder"))
         .map(|e| e.expect("a directory entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
     files.sort();
-    assert!(files.len() >= 20, "found {} transcripts", files.len());
+    assert!(files.len() >= 50, "found {} transcripts", files.len());
     files
 }
 
