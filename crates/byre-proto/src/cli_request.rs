@@ -189,7 +189,8 @@ wire_struct! {
 
 /// Decodes `payload` as the host's success answer to a CLI request of this `subtype`,
 /// re-encodes it and compares. Returns `None` for a subtype byre does not know, else the paths
-/// of any `Unknown` inside, or why it did not decode or round-trip.
+/// of any `Unknown` inside and of any field byre does not model (marked `(unmodelled)`), or
+/// why it did not decode or round-trip.
 pub fn check_answer_payload(
     subtype: &str,
     payload: Option<&Value>,

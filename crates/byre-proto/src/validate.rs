@@ -14,7 +14,8 @@ pub fn round_trips<T: Serialize>(message: &T, original: &Value) -> bool {
         .unwrap_or(false)
 }
 
-/// Decodes a control payload as `T`, re-encodes it and compares (a missing payload as `{}`).
+/// Decodes a control payload as `T`, re-encodes it and compares (a missing payload as `{}`);
+/// gives the paths of every `Unknown` and every unmodelled field (marked `(unmodelled)`).
 pub(crate) fn check_payload<T>(payload: Option<&Value>) -> Result<Vec<String>, String>
 where
     T: DeserializeOwned + Serialize + FindUnknown,
@@ -29,7 +30,14 @@ where
             None => "payload does not round-trip".to_owned(),
         });
     }
-    Ok(typed.unknown_paths())
+    let mut paths = typed.unknown_paths();
+    paths.extend(
+        typed
+            .extra_paths()
+            .into_iter()
+            .map(|p| format!("{p} (unmodelled)")),
+    );
+    Ok(paths)
 }
 
 /// The JSON path of the first place where `a` and `b` differ, if they do.

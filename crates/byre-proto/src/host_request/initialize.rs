@@ -118,6 +118,29 @@ wire_struct! {
         "hooks_applied" hooks_applied: opt bool,
         /// Whether `onFailure` on hooks is supported.
         "hook_on_failure_supported" hook_on_failure_supported: opt bool,
+        /// How many of the host's hook matchers had a `whenUnanswered` that the CLI kept
+        /// (0 where none was sent or each was ignored).
+        "hooks_when_unanswered_kept" hooks_when_unanswered_kept: opt u64,
+        /// Whether another PreToolUse hook's `ask` outranks the host's own: where a hook the
+        /// host registered asks and another hook asks on the same call, `can_use_tool` carries
+        /// the other hook's reason.
+        "other_hook_ask_outranks_host" other_hook_ask_outranks_host: opt bool,
+        /// How the session handles a `submit_feedback` report (`{"kind": "disabled"}`, ...).
+        "feedback_mode" feedback_mode: any Value,
+        /// Whether the CLI runs its shell commands in its command sandbox (`true`, `false`,
+        /// or `"unknown"` when it could not tell), as `system/init` says at each turn. Absent
+        /// means no claim. Since CLI 2.1.332.
+        "sandbox_enabled" sandbox_enabled: any Value,
+        /// Whether Remote Control should switch itself on at session start.
+        "remote_control_auto_enable" remote_control_auto_enable: opt bool,
+        /// The organisation's auto-connect default for Remote Control alone, settings left out.
+        "remote_control_auto_connect_default" remote_control_auto_connect_default: opt bool,
+        /// Whether Remote Control can be offered at all in this deployment (absent: yes).
+        "remote_control_available" remote_control_available: opt bool,
+        /// Whether `remote_control_auto_enable` comes from a default rather than a setting.
+        "remote_control_auto_on_by_default" remote_control_auto_on_by_default: opt bool,
+        /// The IDE-side rollout switch for Remote Control's auto-enable.
+        "ide_rc_auto_enable_gate" ide_rc_auto_enable_gate: opt bool,
         /// Whether MCP servers sent here were applied.
         "mcp_servers_applied" mcp_servers_applied: opt bool,
         /// Whether plugins sent here were applied.
@@ -182,6 +205,8 @@ wire_struct! {
         "supportedEffortLevels" supported_effort_levels: opt Vec<String>,
         /// Whether it supports adaptive thinking.
         "supportsAdaptiveThinking" supports_adaptive_thinking: opt bool,
+        /// Whether thinking can be turned off for it.
+        "supportsThinkingOff" supports_thinking_off: opt bool,
         /// Whether it supports fast mode.
         "supportsFastMode" supports_fast_mode: opt bool,
         /// Whether it supports auto mode.

@@ -39,8 +39,9 @@ macro_rules! host_requests {
 
         /// Decodes `payload` as the success payload of a host request of this `subtype`,
         /// re-encodes it and compares. Returns `None` for a subtype byre does not know, else
-        /// the paths of any `Unknown` inside, or why it did not decode or round-trip. A
-        /// missing payload is checked as `{}`.
+        /// the paths of any `Unknown` inside and of any field byre does not model (marked
+        /// `(unmodelled)`), or why it did not decode or round-trip. A missing payload is
+        /// checked as `{}`.
         pub fn check_response_payload(
             subtype: &str,
             payload: Option<&Value>,

@@ -879,7 +879,8 @@ fn initialize_payload_decodes_from_a_real_response() {
         Some(PermissionMode::BYPASS_PERMISSIONS)
     );
     assert_eq!(init.session_state.as_deref(), Some("idle"));
-    assert!(init.extra.contains_key("remote_control_available"));
+    assert_eq!(init.remote_control_available, Some(false));
+    assert!(init.extra_paths().is_empty(), "{:?}", init.extra_paths());
     assert!(init.models.unwrap().iter().all(|m| !m.value.is_empty()));
     // The payload type named by the request body is this one.
     fn response_type_of<B: ControlRequestBody>() -> &'static str {

@@ -104,7 +104,12 @@ fn every_transcript_replays_through_the_core_with_identical_sends() {
         let file = path.file_name().unwrap().to_string_lossy().into_owned();
         // Snapshots of the first corpus (2.1.328) keep their names; the others are prefixed
         // with their folder.
-        let folder = path.parent().unwrap().file_name().unwrap().to_string_lossy();
+        let folder = path
+            .parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy();
         let name = match folder.as_ref() {
             "cli-2.1.328" => file,
             other => format!("{other}__{file}"),
