@@ -111,6 +111,7 @@ mod stream;
 mod system;
 mod validate;
 mod values;
+mod version;
 mod wire;
 
 pub use crate::cli_request::*;
@@ -128,4 +129,5 @@ pub use crate::stream::*;
 pub use crate::system::*;
 pub use crate::validate::{first_difference, round_trips};
 pub use crate::values::*;
+pub use crate::version::{CliVersion, CliVersionNumber};
 pub use crate::wire::{Extra, FindUnknown, Number, RawJson, Unknown};

@@ -65,13 +65,14 @@ pub use crate::driver::{
 };
 #[cfg(feature = "mcp")]
 pub use crate::mcp::{McpServer, Tool, ToolOutput};
-pub use crate::session::Event;
+pub use crate::session::{CliSupport, Event, NEWEST_TESTED_CLI, OLDEST_SUPPORTED_CLI};
 pub use crate::turns::TurnEvent;
 /// The wire types (byre-proto), for everything the root does not re-export.
 pub use byre_proto as proto;
 pub use byre_proto::{
-    AskUserQuestionInput, CanUseToolRequest, CliMessage, ElicitationRequest, ElicitationResponse,
-    HookEvent, HookInput, HookOutput, PermissionMode, PermissionResult, ResultMessage,
+    AskUserQuestionInput, CanUseToolRequest, CliMessage, CliVersion, CliVersionNumber,
+    ElicitationRequest, ElicitationResponse, HookEvent, HookInput, HookOutput, PermissionMode,
+    PermissionResult, ResultMessage,
 };
 /// The transport (byre-transport): the launcher, the process, transcripts.
 #[cfg(feature = "driver")]

@@ -63,10 +63,12 @@ use crate::tasks::TaskTree;
 use crate::turns::TurnTracker;
 
 mod outputs;
+mod versions;
 
 pub use self::outputs::{
     Action, Answer, Event, ProtocolViolation, RequestFailure, StartFailure, UsageError,
 };
+pub use self::versions::{CliSupport, NEWEST_TESTED_CLI, OLDEST_SUPPORTED_CLI};
 
 /// How a session starts and how long it waits.
 #[derive(Debug, Clone)]
@@ -86,6 +88,10 @@ pub struct SessionConfig {
     pub initialize_timeout: Duration,
     /// How long other host requests may take, unless given per request.
     pub request_timeout: Duration,
+    /// The oldest CLI version the session starts with ([`OLDEST_SUPPORTED_CLI`] by
+    /// default); an older one fails the start with [`StartFailure::UnsupportedCli`]. `None`
+    /// lets any version through.
+    pub oldest_cli: Option<byre_proto::CliVersionNumber>,
 }
 
 impl SessionConfig {
@@ -100,6 +106,7 @@ impl SessionConfig {
             answers: BTreeSet::new(),
             initialize_timeout: Duration::from_secs(60),
             request_timeout: Duration::from_secs(60),
+            oldest_cli: Some(OLDEST_SUPPORTED_CLI),
         }
     }
 
@@ -557,12 +564,18 @@ impl<T> Session<T> {
                         None => serde_json::from_str("{}"),
                     };
                     match decoded {
-                        Ok(init) => {
-                            self.state = State::Ready;
-                            self.events
-                                .push_back(Event::Initialized(Box::new(init.clone())));
-                            Ok(Box::new(init))
-                        }
+                        Ok(init) => match self.refuses(&init) {
+                            Some(failure) => {
+                                self.state = State::Failed;
+                                Err(failure)
+                            }
+                            None => {
+                                self.state = State::Ready;
+                                self.events
+                                    .push_back(Event::Initialized(Box::new(init.clone())));
+                                Ok(Box::new(init))
+                            }
+                        },
                         Err(e) => {
                             self.state = State::Failed;
                             self.events.push_back(Event::Protocol(
@@ -590,6 +603,17 @@ impl<T> Session<T> {
             subtype: pending.subtype,
             result,
         });
+    }
+
+    /// Why the CLI that sent `init` is refused: a version older than the configured minimum.
+    fn refuses(&self, init: &InitializeResponse) -> Option<StartFailure> {
+        match CliSupport::of(init, self.config.oldest_cli) {
+            CliSupport::TooOld(found) => Some(StartFailure::UnsupportedCli {
+                found,
+                oldest: self.config.oldest_cli?,
+            }),
+            _ => None,
+        }
     }
 
     fn on_request(&mut self, request: &CliControlRequest) {

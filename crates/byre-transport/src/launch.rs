@@ -18,6 +18,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+pub use byre_proto::CliVersion;
 use serde_json::{json, Map, Value};
 
 /// The environment variable naming the `claude` binary to use.
@@ -466,31 +467,6 @@ fn is_executable(path: &Path) -> bool {
 #[cfg(not(unix))]
 fn is_executable(path: &Path) -> bool {
     path.is_file()
-}
-
-/// A CLI version, as `claude --version` prints it (`2.1.328 (Claude Code)`).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct CliVersion {
-    /// Major, minor, patch.
-    pub parts: (u32, u32, u32),
-    /// The whole text, trimmed.
-    pub text: String,
-}
-
-impl CliVersion {
-    /// Parses `2.1.328 (Claude Code)` or `2.1.328`.
-    pub fn parse(text: &str) -> Option<CliVersion> {
-        let text = text.trim();
-        let number = text.split_whitespace().next()?;
-        let mut parts = number.split('.').map(|p| p.parse::<u32>().ok());
-        let major = parts.next()??;
-        let minor = parts.next()??;
-        let patch = parts.next()??;
-        Some(CliVersion {
-            parts: (major, minor, patch),
-            text: text.to_owned(),
-        })
-    }
 }
 
 /// Runs `claude --version` and parses it.

@@ -183,6 +183,15 @@ impl Options {
         self
     }
 
+    /// Starts even with a CLI older than the oldest version byre supports
+    /// ([`OLDEST_SUPPORTED_CLI`](crate::OLDEST_SUPPORTED_CLI)), which otherwise fails the
+    /// start with [`Error::UnsupportedCli`](crate::Error::UnsupportedCli). What byre expects
+    /// of the protocol may then not hold.
+    pub fn any_cli_version(mut self) -> Self {
+        self.any_cli_version = true;
+        self
+    }
+
     /// How long `initialize` and other requests may take (60 s by default).
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = Some(timeout);

@@ -183,6 +183,9 @@ impl Claude {
         config
             .answers
             .extend(options.handlers.keys().map(|subtype| subtype.to_string()));
+        if options.any_cli_version {
+            config.oldest_cli = None;
+        }
         if let Some(timeout) = options.request_timeout {
             config.initialize_timeout = timeout;
             config.request_timeout = timeout;

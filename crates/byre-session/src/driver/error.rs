@@ -34,6 +34,20 @@ pub enum Error {
         /// The error result it wrote, when it wrote one.
         result: Option<Box<byre_proto::ResultMessage>>,
     },
+    /// The CLI is older than the oldest version byre supports; it was stopped after saying
+    /// its version. Upgrade it, or start anyway with
+    /// [`Options::any_cli_version`](crate::Options::any_cli_version).
+    #[error(
+        "the Claude Code CLI is version {found}, but byre needs {oldest} or newer: upgrade it \
+         (`claude update`, or `npm install -g @anthropic-ai/claude-code`), or allow it with \
+         Options::any_cli_version"
+    )]
+    UnsupportedCli {
+        /// The CLI's version.
+        found: byre_proto::CliVersion,
+        /// The oldest version byre supports.
+        oldest: byre_proto::CliVersionNumber,
+    },
     /// The options cannot work as given; nothing was started.
     #[error(transparent)]
     Usage(#[from] UsageError),
@@ -185,6 +199,7 @@ impl Error {
     pub fn fault(&self) -> Fault {
         match self {
             Error::Launch(_)
+            | Error::UnsupportedCli { .. }
             | Error::UnknownSession { .. }
             | Error::StartFailed { .. }
             | Error::Transcript { .. } => Fault::Launch,

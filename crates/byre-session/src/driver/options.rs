@@ -62,6 +62,9 @@ pub struct Options {
     /// prompt, MCP message, ...) before the CLI gets an error answer and the handler is
     /// stopped. No limit by default: a permission prompt may wait for a person.
     pub handler_timeout: Option<Duration>,
+    /// Starts with a CLI older than [`OLDEST_SUPPORTED_CLI`](crate::OLDEST_SUPPORTED_CLI)
+    /// instead of failing with [`Error::UnsupportedCli`]. Off by default.
+    pub any_cli_version: bool,
     pub(super) hooks: Vec<(Hook, HookHandler)>,
     pub(super) handlers: HashMap<&'static str, RequestHandler>,
     pub(super) mcp_servers: Vec<String>,

@@ -19,7 +19,9 @@ use super::error::Error;
 use super::options::{HookHandler, Outbox, RequestHandler};
 use super::{queue, reader};
 use crate::correlation::RequestId;
-use crate::session::{Action, Event, RequestFailure, Session, StartFailure};
+use crate::session::{
+    Action, CliSupport, Event, RequestFailure, Session, StartFailure, NEWEST_TESTED_CLI,
+};
 use crate::turns::TurnEvent;
 
 /// What one turn of the driver loop found (a short-lived value: its size does not matter).
@@ -199,6 +201,9 @@ impl Driver {
                         .send(result.map_err(|failure| Error::Request { subtype, failure }));
                 }
                 Action::Ready(Ok(init)) => {
+                    if let CliSupport::Untested(version) = CliSupport::of(&init, None) {
+                        warn_untested(&version);
+                    }
                     self.shared.lock().expect("shared state").initialized = Some(Arc::new(*init));
                     self.set_ready(Ok(()));
                 }
@@ -222,6 +227,9 @@ impl Driver {
                 subtype: "initialize".into(),
                 message,
             },
+            StartFailure::UnsupportedCli { found, oldest } => {
+                Error::UnsupportedCli { found, oldest }
+            }
             too_long @ StartFailure::LineTooLong { .. } => Error::BadAnswer {
                 subtype: "initialize".into(),
                 message: too_long.to_string(),
@@ -733,4 +741,20 @@ impl Driver {
         }
         result
     }
+}
+
+/// Warns, once per version in this process, that the CLI is newer than byre was tested with.
+fn warn_untested(version: &byre_proto::CliVersion) {
+    static WARNED: Mutex<Vec<(u32, u32, u32)>> = Mutex::new(Vec::new());
+    let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
+    if warned.contains(&version.parts) {
+        return;
+    }
+    warned.push(version.parts);
+    tracing::warn!(
+        cli = %version,
+        newest_tested = %NEWEST_TESTED_CLI,
+        "the Claude Code CLI is newer than the newest version this byre was tested with: what \
+         it adds is kept as received, but its behaviour may differ"
+    );
 }

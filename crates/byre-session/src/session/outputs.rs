@@ -204,6 +204,18 @@ pub enum StartFailure {
         /// What the framing layer said.
         why: String,
     },
+    /// The CLI is older than the oldest version byre supports (its `initialize` answer says
+    /// which it is).
+    #[error(
+        "the Claude Code CLI is version {found}, but byre needs {oldest} or newer: upgrade it \
+         (`claude update`, or `npm install -g @anthropic-ai/claude-code`)"
+    )]
+    UnsupportedCli {
+        /// The CLI's version.
+        found: byre_proto::CliVersion,
+        /// The oldest version supported.
+        oldest: byre_proto::CliVersionNumber,
+    },
     /// The CLI wrote an error `result` and exited before answering (an unknown session to
     /// resume, an invalid setting, ...).
     #[error("the CLI stopped at start-up: {}", result.error_text().unwrap_or_else(|| why.clone()))]

@@ -464,3 +464,49 @@ async fn a_fail_closed_hook_needs_a_cli_that_supports_on_failure() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cli_older_than_the_supported_range_is_refused_with_both_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = stand_in(dir.path(), r#"{"claude_code_version":"2.0.14"}"#);
+    let err = Claude::start(Options::new().program(&old))
+        .await
+        .unwrap_err();
+    match &err {
+        Error::UnsupportedCli { found, oldest } => {
+            assert_eq!(found.to_string(), "2.0.14");
+            assert_eq!(*oldest, byre_session::OLDEST_SUPPORTED_CLI);
+        }
+        other => panic!("{other}"),
+    }
+    let message = err.to_string();
+    assert!(
+        message.contains("2.0.14") && message.contains("2.1.328"),
+        "{message}"
+    );
+    assert_eq!(err.fault(), byre_session::Fault::Launch);
+    // Allowed on purpose, it starts.
+    let options = Options::new().program(&old).any_cli_version();
+    let (claude, _events) = Claude::start(options).await.unwrap();
+    claude.close().await.unwrap();
+    // A newer CLI than tested starts (with a warning), and so does one that names no
+    // version.
+    for answer in [r#"{"claude_code_version":"9.0.0"}"#, "{}"] {
+        let cli = stand_in(dir.path(), answer);
+        let (claude, _events) = Claude::start(Options::new().program(&cli)).await.unwrap();
+        claude.close().await.unwrap();
+    }
+}
+
+#[test]
+fn the_supported_range_matches_the_tested_clis() {
+    use byre_session::{CliVersion, NEWEST_TESTED_CLI, OLDEST_SUPPORTED_CLI};
+    let pinned = CliVersion::parse(byre_testkit::PINNED_CLI_VERSION).unwrap();
+    assert_eq!(pinned.to_string(), NEWEST_TESTED_CLI.to_string());
+    let oldest = byre_testkit::MATRIX_CLI_VERSIONS
+        .iter()
+        .map(|v| CliVersion::parse(v).unwrap())
+        .min()
+        .unwrap_or(pinned);
+    assert_eq!(oldest.to_string(), OLDEST_SUPPORTED_CLI.to_string());
+}
