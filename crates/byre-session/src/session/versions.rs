@@ -53,10 +53,11 @@ mod tests {
     use super::*;
 
     fn answer(version: Option<&str>) -> InitializeResponse {
-        InitializeResponse {
-            claude_code_version: version.map(str::to_owned),
-            ..Default::default()
-        }
+        let json = match version {
+            Some(v) => serde_json::json!({ "claude_code_version": v }),
+            None => serde_json::json!({}),
+        };
+        serde_json::from_value(json).expect("an initialize answer")
     }
 
     #[test]
