@@ -222,8 +222,9 @@ async fn bash_background(ctx: Ctx) -> Outcome {
         changed_at < started_at && started_at < result_at,
         "expected background_tasks_changed, task_started, tool_result in this order"
     );
+    // The model is told the task's id (the CLI's wording around it is not checked).
     ensure!(
-        content_text(&block["content"]).contains("Command running in background with ID:"),
+        content_text(&block["content"]).contains(task_id.as_str()),
         "the tool_result: {block}"
     );
     ensure!(

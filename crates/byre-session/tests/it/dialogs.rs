@@ -78,8 +78,7 @@ async fn ask_user_question_is_answered_and_other_tools_go_to_the_permission_hand
     assert!(
         results
             .iter()
-            .any(|r| r.contains("\"Which colour?\"=\"Blue\"")
-                && r.contains("\"Which sizes?\"=\"S, L\"")),
+            .any(|r| r.contains("Blue") && r.contains("S, L")),
         "the model reads the answers: {results:?}"
     );
 }

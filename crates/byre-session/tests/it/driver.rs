@@ -598,12 +598,8 @@ async fn raw_lines_are_written_as_they_are() {
     assert!(results(&rest).is_empty(), "{rest:?}");
     let exit = claude.wait().await.unwrap();
     assert_eq!(exit.status.code(), Some(1), "{exit:?}");
-    assert!(
-        exit.stderr_tail
-            .contains("Error parsing streaming input line"),
-        "{}",
-        exit.stderr_tail
-    );
+    // It says why on stderr, in its own words.
+    assert!(!exit.stderr_tail.trim().is_empty(), "{exit:?}");
     let lines = read_transcript(&transcript).unwrap();
     let raw: Vec<&TranscriptLine> = lines
         .iter()
@@ -667,10 +663,18 @@ async fn a_refusal_is_noted_and_the_turn_goes_on() {
     // asks again; the turn ends well.
     let noted = seen.iter().any(|e| {
         matches!(e, Event::Message(CliMessage::System(s))
-            if matches!(s, byre_proto::SystemMessage::Informational(i)
-                if i.content.as_deref().is_some_and(|c| c.contains("safeguards"))))
+            if matches!(s, byre_proto::SystemMessage::Informational(i) if i.content.is_some()))
     });
     assert!(noted, "an informational line about the refusal: {seen:?}");
+    // The message that asks again names the refused answer (its words are the CLI's).
+    let asked_again = seen.iter().any(|e| {
+        matches!(e, Event::Message(CliMessage::User(u))
+            if u.refused_message_id.is_some() && u.is_synthetic == Some(true))
+    });
+    assert!(
+        asked_again,
+        "a synthetic user line naming the refusal: {seen:?}"
+    );
     assert_eq!(result.subtype, ResultSubtype::SUCCESS);
     assert_eq!(result.result.as_deref(), Some("Carrying on."));
     assert_eq!(model.message_requests().len(), 2);
@@ -723,10 +727,8 @@ async fn an_api_error_ends_the_turn_with_its_status_and_type() {
         result.api_error_type.as_deref(),
         Some("invalid_request_error")
     );
-    assert!(result
-        .result
-        .as_deref()
-        .is_some_and(|r| r.contains("Prompt is too long")));
+    // The status and type say what went wrong; the text is the CLI's.
+    assert!(result.result.as_deref().is_some_and(|r| !r.is_empty()));
     // The CLI also writes a synthetic assistant line carrying the error.
     let synthetic = seen.iter().any(|e| {
         matches!(e, Event::Message(CliMessage::Assistant(a))
