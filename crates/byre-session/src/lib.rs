@@ -78,6 +78,8 @@ pub use byre_proto::{
 #[cfg(feature = "driver")]
 pub use byre_transport as transport;
 #[cfg(feature = "driver")]
+pub use byre_transport::Delivery;
+#[cfg(feature = "driver")]
 pub use schemars::{self, JsonSchema};
 
 pub mod assembly;

@@ -6,11 +6,17 @@
 //! claude --output-format stream-json --input-format stream-json --verbose
 //!   --include-partial-messages
 //!   --permission-mode bypassPermissions --allow-dangerously-skip-permissions
-//!   --settings '{"attribution":{"commit":"","pr":""}}'
-//!   --mcp-config '{"mcpServers":{"byre":{"type":"sdk","name":"byre","alwaysLoad":true}}}'
+//!   --await-initialize --initialize-fields=settings
 //!   [--model M] [--session-id=ID] [--resume=SESSION_ID] [--resume-session-at=UUID]
 //!   [--fork-session] [every other option]
 //! ```
+//!
+//! The settings, the MCP servers (their `env` and `headers` may hold secrets), the subagent
+//! definitions and the system prompts go in the `initialize` request over stdin
+//! ([`Delivery::Initialize`], the default: [`Launch::fill_initialize`] puts them there), where
+//! `ps` cannot show them; with [`Delivery::Argv`] they are flags instead (`--settings`,
+//! `--mcp-config`, `--agents`, `--system-prompt`, `--append-system-prompt`), in this order
+//! after the permission flags.
 //!
 //! A user-supplied value that starts with `-` is always passed in `--flag=value` form, so it can
 //! never be read as another flag; session ids are always in that form.
@@ -48,6 +54,21 @@ impl SdkServer {
     }
 }
 
+/// How the CLI gets the settings, MCP servers, subagents and system prompts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Delivery {
+    /// In the `initialize` request, over stdin, with `--await-initialize` (the CLI reads
+    /// them before it starts anything): nothing on the command line, which every user of the
+    /// machine can read. The caller copies them into its request with
+    /// [`Launch::fill_initialize`]. Needs CLI 2.1.326 or newer.
+    #[default]
+    Initialize,
+    /// As flags on the command line (`--settings`, `--mcp-config`, `--agents`,
+    /// `--system-prompt`, `--append-system-prompt`), for a host that sends no `initialize`
+    /// or an older CLI. MCP servers' `env` and `headers` are then visible in `ps`.
+    Argv,
+}
+
 /// A commit identity for the CLI's git commits (`GIT_AUTHOR_*`, `GIT_COMMITTER_*`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GitIdentity {
@@ -69,7 +90,9 @@ pub struct Launch {
     /// `--permission-mode`; `bypassPermissions` when `None` (with
     /// `--allow-dangerously-skip-permissions`).
     pub permission_mode: Option<String>,
-    /// Settings merged into `--settings` (byre always sets empty commit and PR attribution).
+    /// How the settings, MCP servers, subagents and system prompts reach the CLI.
+    pub delivery: Delivery,
+    /// Settings (byre always sets empty commit and PR attribution).
     pub settings: Map<String, Value>,
     /// In-process MCP servers.
     pub sdk_servers: Vec<SdkServer>,
@@ -87,9 +110,9 @@ pub struct Launch {
     pub fork_session: bool,
     /// `--continue`: continue the most recent session in the directory.
     pub continue_conversation: bool,
-    /// `--system-prompt`.
+    /// The system prompt, replacing the CLI's own.
     pub system_prompt: Option<String>,
-    /// `--append-system-prompt`.
+    /// Text appended to the system prompt.
     pub append_system_prompt: Option<String>,
     /// `--tools` (`Some(vec![])` means no tools).
     pub tools: Option<Vec<String>>,
@@ -105,7 +128,7 @@ pub struct Launch {
     pub fallback_model: Option<String>,
     /// `--add-dir`, one per directory.
     pub add_dirs: Vec<PathBuf>,
-    /// `--agents`: subagent definitions as JSON (they may also go in `initialize`).
+    /// Subagent definitions by name, as JSON (`{"name": {"description", "prompt", ...}}`).
     pub agents: Option<Value>,
     /// `--permission-prompt-tool` (`stdio` sends `can_use_tool` requests to the host).
     pub permission_prompt_tool: Option<String>,
@@ -163,9 +186,27 @@ impl Launch {
             }
             Some(mode) => a.value("--permission-mode", mode),
         }
-        a.value("--settings", &self.settings_json().to_string());
-        if let Some(config) = self.mcp_config() {
-            a.value("--mcp-config", &config.to_string());
+        match self.delivery {
+            Delivery::Initialize => {
+                a.flag("--await-initialize");
+                // The CLI reads `settings` from initialize only when told to.
+                a.equals("--initialize-fields", "settings");
+            }
+            Delivery::Argv => {
+                a.value("--settings", &self.settings_json().to_string());
+                if let Some(config) = self.mcp_config() {
+                    a.value("--mcp-config", &config.to_string());
+                }
+                if let Some(agents) = &self.agents {
+                    a.value("--agents", &agents.to_string());
+                }
+                if let Some(prompt) = &self.system_prompt {
+                    a.value("--system-prompt", prompt);
+                }
+                if let Some(prompt) = &self.append_system_prompt {
+                    a.value("--append-system-prompt", prompt);
+                }
+            }
         }
         if let Some(model) = &self.model {
             a.value("--model", model);
@@ -184,12 +225,6 @@ impl Launch {
         }
         if self.continue_conversation {
             a.flag("--continue");
-        }
-        if let Some(prompt) = &self.system_prompt {
-            a.value("--system-prompt", prompt);
-        }
-        if let Some(prompt) = &self.append_system_prompt {
-            a.value("--append-system-prompt", prompt);
         }
         if let Some(tools) = &self.tools {
             a.value("--tools", &tools.join(","));
@@ -211,9 +246,6 @@ impl Launch {
         }
         for dir in &self.add_dirs {
             a.path("--add-dir", dir);
-        }
-        if let Some(agents) = &self.agents {
-            a.value("--agents", &agents.to_string());
         }
         if let Some(tool) = &self.permission_prompt_tool {
             a.value("--permission-prompt-tool", tool);
@@ -255,8 +287,35 @@ impl Launch {
         a.0
     }
 
-    /// `--settings`: the user's settings with empty commit and PR attribution, which removes
-    /// the co-author trailer from the CLI's commits.
+    /// With [`Delivery::Initialize`], copies the settings, the MCP servers, the subagents and
+    /// the system prompts into `initialize` (over what it holds of them); with
+    /// [`Delivery::Argv`] leaves it alone. Fails when [`Launch::agents`] does not decode as
+    /// subagent definitions.
+    pub fn fill_initialize(
+        &self,
+        initialize: &mut byre_proto::InitializeRequest,
+    ) -> Result<(), serde_json::Error> {
+        if self.delivery == Delivery::Argv {
+            return Ok(());
+        }
+        initialize.settings = Some(self.settings_json());
+        if let Some(Value::Object(mut config)) = self.mcp_config() {
+            initialize.mcp_servers = config.remove("mcpServers");
+        }
+        if let Some(agents) = &self.agents {
+            initialize.agents = Some(serde_json::from_value(agents.clone())?);
+        }
+        if let Some(prompt) = &self.system_prompt {
+            initialize.system_prompt = Some(json!([prompt]));
+        }
+        if let Some(prompt) = &self.append_system_prompt {
+            initialize.append_system_prompt = Some(prompt.clone());
+        }
+        Ok(())
+    }
+
+    /// The settings: the user's with empty commit and PR attribution, which removes the
+    /// co-author trailer from the CLI's commits.
     pub fn settings_json(&self) -> Value {
         let mut settings = self.settings.clone();
         settings

@@ -16,8 +16,8 @@ pub use crate::codec::{
     DEFAULT_MAX_LINE,
 };
 pub use crate::launch::{
-    cli_version, find_claude, search_locations, CliVersion, GitIdentity, Launch, LaunchError,
-    SdkServer, CLAUDE_BIN_VAR, ENTRYPOINT,
+    cli_version, find_claude, search_locations, CliVersion, Delivery, GitIdentity, Launch,
+    LaunchError, SdkServer, CLAUDE_BIN_VAR, ENTRYPOINT,
 };
 pub use crate::process::{
     exit_hint, CliProcess, ExitInfo, ProcessOptions, StderrCallback, StderrTail, Stopped,

@@ -21,7 +21,9 @@
 //!
 //! The writer leaves `stream_event` lines out unless [`TranscriptWriter::keep_stream_events`]
 //! says otherwise. The account email from the `initialize` answer is replaced by `[redacted]` in
-//! that answer and everywhere it appears afterwards, inside strings too. The file is flushed at
+//! that answer and everywhere it appears afterwards, inside strings too; so are the values of
+//! the MCP servers' `env` and `headers` and of the settings' `env` that the host sends (in
+//! `initialize` or `mcp_set_servers`), from the line that carries them on. The file is flushed at
 //! every turn end (`result`), at every note, and when the writer is closed or dropped, so a
 //! CLI that crashes loses nothing already read.
 
@@ -417,6 +419,9 @@ pub struct TranscriptWriter {
     out: BufWriter<Box<dyn Write + Send>>,
     /// The email as it appears inside JSON text (escaped), once known.
     email: Option<String>,
+    /// Secret values the host sent (MCP servers' `env` and `headers`, the settings' `env`),
+    /// as they appear inside JSON text.
+    secrets: Vec<String>,
     /// When the writer was created: `t` counts from here.
     start: Instant,
     /// Whether `stream_event` lines are kept.
@@ -426,7 +431,10 @@ pub struct TranscriptWriter {
 impl fmt::Debug for TranscriptWriter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TranscriptWriter")
-            .field("redacting", &self.email.is_some())
+            .field(
+                "redacting",
+                &(self.email.is_some() || !self.secrets.is_empty()),
+            )
             .field("stream_events", &self.stream_events)
             .finish_non_exhaustive()
     }
@@ -443,6 +451,7 @@ impl TranscriptWriter {
         TranscriptWriter {
             out: BufWriter::new(Box::new(out)),
             email: None,
+            secrets: Vec::new(),
             start: Instant::now(),
             stream_events: false,
         }
@@ -456,12 +465,14 @@ impl TranscriptWriter {
 
     /// Records a line the host wrote (without its newline).
     pub fn record_send(&mut self, line: &[u8]) -> io::Result<()> {
+        self.learn_secrets(line);
         self.write_line(TranscriptDir::Send, line, false)
     }
 
     /// Records a message line the host encoded itself (without its newline): known to be JSON,
     /// so it is not checked again.
     pub fn record_send_message(&mut self, line: &[u8]) -> io::Result<()> {
+        self.learn_secrets(line);
         self.write_line(TranscriptDir::Send, line, true)
     }
 
@@ -546,23 +557,56 @@ impl TranscriptWriter {
         self.out.write_all(b"\n")
     }
 
-    fn redact<'a>(&self, line: &'a [u8]) -> Cow<'a, [u8]> {
-        let Some(email) = &self.email else {
-            return line.into();
+    /// Remembers the secret values of a control request the host sends: the `env` and
+    /// `headers` of each MCP server (`initialize`'s `mcpServers`, `mcp_set_servers`'s
+    /// `servers`) and the `env` of the settings. They are redacted in this line and after.
+    fn learn_secrets(&mut self, line: &[u8]) {
+        let mentions = |key: &[u8]| memchr::memmem::find(line, key).is_some();
+        if !(mentions(b"\"env\"") || mentions(b"\"headers\"")) {
+            return;
+        }
+        let Ok(message) = serde_json::from_slice::<Value>(line) else {
+            return;
         };
-        let needle = email.as_bytes();
-        if memchr::memmem::find(line, needle).is_none() {
-            return line.into();
+        let request = &message["request"];
+        let mut found = Vec::new();
+        for servers in [&request["mcpServers"], &request["servers"]] {
+            for config in servers.as_object().into_iter().flat_map(|s| s.values()) {
+                found.extend(string_values(&config["env"]));
+                found.extend(string_values(&config["headers"]));
+            }
         }
-        let mut out = Vec::with_capacity(line.len());
-        let mut rest = line;
-        while let Some(at) = memchr::memmem::find(rest, needle) {
-            out.extend_from_slice(&rest[..at]);
-            out.extend_from_slice(REDACTED.as_bytes());
-            rest = &rest[at + needle.len()..];
+        found.extend(string_values(&request["settings"]["env"]));
+        for value in found {
+            let Ok(quoted) = serde_json::to_string(value) else {
+                continue;
+            };
+            let escaped = quoted[1..quoted.len() - 1].to_owned();
+            // A value this short would redact ordinary text; it is no secret worth the name.
+            if escaped.len() >= 4 && !self.secrets.contains(&escaped) {
+                self.secrets.push(escaped);
+            }
         }
-        out.extend_from_slice(rest);
-        out.into()
+    }
+
+    fn redact<'a>(&self, line: &'a [u8]) -> Cow<'a, [u8]> {
+        let mut line: Cow<'a, [u8]> = line.into();
+        for needle in self.email.iter().chain(&self.secrets) {
+            let needle = needle.as_bytes();
+            if memchr::memmem::find(&line, needle).is_none() {
+                continue;
+            }
+            let mut out = Vec::with_capacity(line.len());
+            let mut rest: &[u8] = &line;
+            while let Some(at) = memchr::memmem::find(rest, needle) {
+                out.extend_from_slice(&rest[..at]);
+                out.extend_from_slice(REDACTED.as_bytes());
+                rest = &rest[at + needle.len()..];
+            }
+            out.extend_from_slice(rest);
+            line = out.into();
+        }
+        line
     }
 }
 
@@ -570,6 +614,15 @@ impl Drop for TranscriptWriter {
     fn drop(&mut self) {
         let _ = self.out.flush();
     }
+}
+
+/// The string values of a JSON object (none for anything else).
+fn string_values(value: &Value) -> impl Iterator<Item = &str> {
+    value
+        .as_object()
+        .into_iter()
+        .flat_map(|o| o.values())
+        .filter_map(Value::as_str)
 }
 
 fn trim(line: &[u8]) -> &[u8] {

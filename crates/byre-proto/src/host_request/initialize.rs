@@ -53,7 +53,15 @@ wire_struct! {
         "perTaskStopAffordance" per_task_stop_affordance: opt bool,
         /// Plugins.
         "plugins" plugins: any Value,
-        /// MCP servers (read only with `--await-initialize`).
+        /// Settings, as `--settings` takes them (read only with `--await-initialize`).
+        "settings" settings: any Value,
+        /// Managed (policy) settings (read only with `--await-initialize`).
+        "managedSettings" managed_settings: any Value,
+        /// Tools the model may not use, as `--disallowedTools` takes them (read only with
+        /// `--await-initialize`).
+        "disallowedTools" disallowed_tools: opt Vec<String>,
+        /// MCP servers by name, as `--mcp-config` takes them, in-process (`sdk`) ones included
+        /// (read only with `--await-initialize`).
         "mcpServers" mcp_servers: any Value,
     }
 }
@@ -143,6 +151,11 @@ wire_struct! {
         "ide_rc_auto_enable_gate" ide_rc_auto_enable_gate: opt bool,
         /// Whether MCP servers sent here were applied.
         "mcp_servers_applied" mcp_servers_applied: opt bool,
+        /// Whether the settings sent here are the ones the CLI took at launch (with
+        /// `--initialize-fields=settings`).
+        "settings_applied" settings_applied: opt bool,
+        /// Whether the managed settings sent here are the ones the CLI stored at launch.
+        "managed_settings_applied" managed_settings_applied: opt bool,
         /// Whether plugins sent here were applied.
         "plugins_applied" plugins_applied: opt bool,
         /// What became of pre-run MCP handshakes.

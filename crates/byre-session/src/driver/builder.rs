@@ -12,13 +12,15 @@ use super::error::UsageError;
 use super::options::Options;
 
 impl Options {
-    /// The system prompt, replacing the CLI's own (`--system-prompt`).
+    /// The system prompt, replacing the CLI's own (sent in `initialize`, or as
+    /// `--system-prompt`, see [`Options::delivery`]).
     pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
         self.launch.system_prompt = Some(prompt.into());
         self
     }
 
-    /// Text appended to the CLI's own system prompt (`--append-system-prompt`).
+    /// Text appended to the CLI's own system prompt (sent in `initialize`, or as
+    /// `--append-system-prompt`, see [`Options::delivery`]).
     pub fn append_system_prompt(mut self, prompt: impl Into<String>) -> Self {
         self.launch.append_system_prompt = Some(prompt.into());
         self
@@ -117,7 +119,8 @@ impl Options {
         self
     }
 
-    /// Settings merged into `--settings` (a JSON object, as in `settings.json`).
+    /// Settings (a JSON object, as in `settings.json`), sent in `initialize` (or as
+    /// `--settings`, see [`Options::delivery`]).
     pub fn settings(mut self, settings: Map<String, Value>) -> Self {
         self.launch.settings.extend(settings);
         self
@@ -134,7 +137,8 @@ impl Options {
         self
     }
 
-    /// Subagent definitions (`--agents`: `{"name": {"description": ..., "prompt": ...}}`).
+    /// Subagent definitions (`{"name": {"description": ..., "prompt": ...}}`), sent in
+    /// `initialize` (or as `--agents`, see [`Options::delivery`]).
     pub fn agents(mut self, agents: Value) -> Self {
         self.launch.agents = Some(agents);
         self
@@ -177,6 +181,21 @@ impl Options {
         self
     }
 
+    /// An MCP server the CLI starts or connects to itself, by name, in the shape of
+    /// `.mcp.json` (`{"type": "stdio", "command": ..., "args": [...], "env": {...}}`, or
+    /// `http`/`sse` with `url` and `headers`). Sent in `initialize`, so its `env` and
+    /// `headers` stay off the command line (see [`Options::delivery`]) and out of transcripts.
+    pub fn mcp_config(mut self, name: impl Into<String>, config: Value) -> Self {
+        self.launch.mcp_servers.insert(name.into(), config);
+        self
+    }
+
+    /// Starts a transcript with the CLI's argv and working directory (off by default).
+    pub fn transcript_launch(mut self, record: bool) -> Self {
+        self.transcript_launch = record;
+        self
+    }
+
     /// Writes a transcript of every line exchanged to `path` (see [`crate::driver`]).
     pub fn transcript(mut self, path: impl Into<PathBuf>) -> Self {
         self.transcript = Some(path.into());
@@ -189,6 +208,17 @@ impl Options {
     /// of the protocol may then not hold.
     pub fn any_cli_version(mut self) -> Self {
         self.any_cli_version = true;
+        self
+    }
+
+    /// How the settings, MCP servers (with their `env` and `headers`), subagents and system
+    /// prompts reach the CLI: in the `initialize` request over stdin, with
+    /// `--await-initialize` ([`Delivery::Initialize`](byre_transport::Delivery), the
+    /// default: nothing secret on the command line), or as flags
+    /// ([`Delivery::Argv`](byre_transport::Delivery), visible to every user of the machine in
+    /// `ps`).
+    pub fn delivery(mut self, delivery: byre_transport::Delivery) -> Self {
+        self.launch.delivery = delivery;
         self
     }
 

@@ -68,6 +68,9 @@ pub struct Claude {
     pub(super) fail_closed_hook: Option<String>,
     /// Whether hooks were sent in `initialize`.
     pub(super) has_hooks: bool,
+    /// Whether settings and MCP servers were sent in `initialize` (the CLI must apply them).
+    pub(super) sent_settings: bool,
+    pub(super) sent_mcp_servers: bool,
 }
 
 /// A change to the session's MCP servers.
@@ -129,6 +132,13 @@ impl Claude {
         let fail_closed_hook = options.has_fail_closed_hook();
         let has_hooks = !options.hooks.is_empty();
         let mut initialize = options.initialize.clone();
+        // Settings, MCP servers, subagents and system prompts go over stdin, not on argv.
+        options
+            .launch
+            .fill_initialize(&mut initialize)
+            .map_err(|e| Error::InvalidInput(format!("the subagent definitions: {e}")))?;
+        let initialize_settings = initialize.settings.is_some();
+        let initialize_mcp = initialize.mcp_servers.is_some();
         let mut hooks: std::collections::BTreeMap<HookEvent, Vec<HookMatcher>> = Default::default();
         let mut hook_handlers: HashMap<String, HookHandler> = HashMap::new();
         for (n, (hook, handler)) in options.hooks.iter().enumerate() {
@@ -252,6 +262,8 @@ impl Claude {
             mcp_set: Arc::new(tokio::sync::Mutex::new(mcp_set)),
             fail_closed_hook,
             has_hooks,
+            sent_settings: initialize_settings,
+            sent_mcp_servers: initialize_mcp,
         };
         Ok((claude, Events { rx: events_rx }))
     }
@@ -279,6 +291,15 @@ impl Claude {
                 }
                 if self.has_hooks && response.hooks_applied == Some(false) {
                     return Err(UsageError::HooksNotApplied.into());
+                }
+                if self.sent_settings && response.settings_applied == Some(false) {
+                    return Err(UsageError::NotApplied { what: "settings" }.into());
+                }
+                if self.sent_mcp_servers && response.mcp_servers_applied == Some(false) {
+                    return Err(UsageError::NotApplied {
+                        what: "MCP servers",
+                    }
+                    .into());
                 }
                 Ok(response)
             }

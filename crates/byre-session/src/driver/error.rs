@@ -136,6 +136,16 @@ pub enum UsageError {
         /// The subtype.
         subtype: String,
     },
+    /// The CLI said it did not apply the settings or MCP servers sent in `initialize`
+    /// (`settings_applied` or `mcp_servers_applied` false): nothing runs without them.
+    #[error(
+        "the CLI did not apply the {what} sent in initialize; a wrapper may have removed \
+         --await-initialize, or use Options::delivery(Delivery::Argv)"
+    )]
+    NotApplied {
+        /// What it did not apply.
+        what: &'static str,
+    },
     /// The CLI said it did not apply the hooks sent in `initialize`.
     #[error("the CLI did not apply the hooks sent in initialize (hooks_applied: false)")]
     HooksNotApplied,

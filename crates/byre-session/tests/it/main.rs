@@ -2,6 +2,7 @@
 
 mod assembly;
 mod correlation;
+mod delivery;
 mod dialogs;
 mod driver;
 mod hooks;

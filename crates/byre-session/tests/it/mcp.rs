@@ -112,7 +112,7 @@ struct Lookup {
 
 /// The light `lookup` tool of the recorded scenarios; every word it is asked is pushed on
 /// `calls`. The word "missing" fails.
-fn lookup(calls: Arc<Mutex<Vec<String>>>) -> Tool {
+pub(crate) fn lookup(calls: Arc<Mutex<Vec<String>>>) -> Tool {
     Tool::new(
         "lookup",
         "Look up a word in the byre dictionary.",

@@ -3,7 +3,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use byre_transport::{CliVersion, GitIdentity, Launch, LaunchError, SdkServer};
+use byre_transport::{CliVersion, Delivery, GitIdentity, Launch, LaunchError, SdkServer};
 
 fn strings(args: Vec<OsString>) -> Vec<String> {
     args.into_iter().map(|a| a.into_string().unwrap()).collect()
@@ -23,10 +23,63 @@ fn the_default_argv_is_the_seeds() {
             "--permission-mode",
             "bypassPermissions",
             "--allow-dangerously-skip-permissions",
-            "--settings",
-            r#"{"attribution":{"commit":"","pr":""}}"#,
+            "--await-initialize",
+            "--initialize-fields=settings",
         ]
     );
+    // On the command line instead, the settings come after the permission flags.
+    let argv = Launch {
+        delivery: Delivery::Argv,
+        ..Launch::new()
+    };
+    assert_eq!(
+        &strings(argv.args())[9..],
+        ["--settings", r#"{"attribution":{"commit":"","pr":""}}"#]
+    );
+}
+
+#[test]
+fn over_stdin_the_servers_agents_prompts_and_settings_fill_initialize() {
+    let launch = Launch {
+        sdk_servers: vec![SdkServer {
+            name: "byre".into(),
+            always_load: true,
+        }],
+        agents: Some(serde_json::json!({"r": {"description": "d", "prompt": "p"}})),
+        system_prompt: Some("You are terse.".into()),
+        append_system_prompt: Some("And kind.".into()),
+        ..Launch::new()
+    };
+    let args = strings(launch.args());
+    for flag in ["--mcp-config", "--agents", "--system-prompt", "--append-system-prompt"] {
+        assert!(!args.iter().any(|a| a.starts_with(flag)), "{flag} in {args:?}");
+    }
+    let mut init = byre_proto::InitializeRequest::default();
+    launch.fill_initialize(&mut init).unwrap();
+    assert_eq!(
+        init.mcp_servers.unwrap()["byre"],
+        serde_json::json!({"type": "sdk", "name": "byre", "alwaysLoad": true})
+    );
+    assert_eq!(init.agents.unwrap()["r"].prompt, "p");
+    assert_eq!(init.system_prompt, Some(serde_json::json!(["You are terse."])));
+    assert_eq!(init.append_system_prompt.as_deref(), Some("And kind."));
+    assert_eq!(init.settings.unwrap()["attribution"]["commit"], "");
+    // Definitions that are not subagents are an error, not a silent drop.
+    let bad = Launch {
+        agents: Some(serde_json::json!({"r": 3})),
+        ..Launch::new()
+    };
+    assert!(bad
+        .fill_initialize(&mut byre_proto::InitializeRequest::default())
+        .is_err());
+    // On the command line, initialize is left alone.
+    let argv = Launch {
+        delivery: Delivery::Argv,
+        ..launch
+    };
+    let mut init = byre_proto::InitializeRequest::default();
+    argv.fill_initialize(&mut init).unwrap();
+    assert!(init.mcp_servers.is_none() && init.settings.is_none());
 }
 
 #[test]
@@ -41,6 +94,7 @@ fn sessions_models_and_sdk_servers_in_the_seeds_order() {
         resume: Some("old-id".into()),
         resume_session_at: Some("uuid-1".into()),
         fork_session: true,
+        delivery: Delivery::Argv,
         ..Launch::new()
     };
     let args = strings(launch.args());
@@ -85,6 +139,7 @@ fn a_value_that_looks_like_a_flag_is_joined_to_its_flag() {
         model: Some("--dangerous".into()),
         resume: Some("-x".into()),
         system_prompt: Some("-be brief".into()),
+        delivery: Delivery::Argv,
         add_dirs: vec![PathBuf::from("-dir")],
         extra_args: vec![
             ("debug-file".into(), Some("-f".into())),
@@ -169,6 +224,7 @@ fn every_sdk_option_maps_to_its_flag() {
         max_thinking_tokens: Some(1000),
         json_schema: Some(serde_json::json!({"type": "object"})),
         no_partial_messages: true,
+        delivery: Delivery::Argv,
         ..Launch::new()
     };
     let args = strings(launch.args());

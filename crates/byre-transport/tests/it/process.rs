@@ -258,8 +258,13 @@ async fn the_real_cli_accepts_the_argv_and_reports_the_root_refusal() {
     };
     let mut process = CliProcess::spawn(&bin, &launch, patient).unwrap();
     let mut stdin = process.take_stdin().unwrap();
+    // The settings go in initialize (the launcher's default delivery).
+    let mut init = byre_proto::InitializeRequest::default();
+    launch.fill_initialize(&mut init).unwrap();
+    let request = serde_json::json!({"type": "control_request", "request_id": "r1",
+        "request": serde_json::to_value(byre_proto::HostRequest::Initialize(init)).unwrap()});
     stdin
-        .write_all(b"{\"type\":\"control_request\",\"request_id\":\"r1\",\"request\":{\"subtype\":\"initialize\"}}\n")
+        .write_all(format!("{request}\n").as_bytes())
         .await
         .unwrap();
     let mut frames = FramedRead::new(process.take_stdout().unwrap(), NdjsonCodec::new());
@@ -288,6 +293,12 @@ async fn the_real_cli_accepts_the_argv_and_reports_the_root_refusal() {
         launch.env.retain(|(name, _)| name != "IS_SANDBOX");
         launch.env_remove.push("IS_SANDBOX".into());
         let mut process = CliProcess::spawn(&bin, &launch, quick()).unwrap();
+        // It reads the initialize request first (`--await-initialize`), then refuses.
+        let mut stdin = process.take_stdin().unwrap();
+        stdin
+            .write_all(format!("{request}\n").as_bytes())
+            .await
+            .unwrap();
         let mut frames = FramedRead::new(process.take_stdout().unwrap(), NdjsonCodec::new());
         assert!(frames.next().await.is_none());
         let err = process.exited_early().await;

@@ -1,0 +1,136 @@
+//! What reaches the CLI over stdin rather than its command line, against the real CLI:
+//! settings, MCP servers (an in-process one with `alwaysLoad`, and one the CLI starts with a
+//! secret in its `env`), subagents and the system prompts all work, and the secret is neither
+//! in the process's argv nor in the transcript.
+
+use std::sync::{Arc, Mutex};
+
+use byre_session::mcp::McpServer;
+use byre_session::proto::SystemMessage;
+use byre_session::{Claude, CliMessage, Delivery, Event, Options};
+use byre_testkit::{FakeModel, Reply, Rule, Script};
+use serde_json::json;
+
+use crate::support::*;
+
+const SECRET: &str = "s3cret-token-4217";
+
+/// Options with everything that can travel either way: settings that deny `Write`, the
+/// in-process `byre` server (always loaded), a stdio server with a secret in its `env`, a
+/// subagent, a system prompt and an appended one, and a transcript with the launch line.
+fn loaded(options: Options, transcript: &std::path::Path) -> Options {
+    let mut settings = serde_json::Map::new();
+    settings.insert("permissions".into(), json!({"deny": ["Write"]}));
+    let server = McpServer::tools(
+        "byre",
+        [crate::mcp::lookup(Arc::new(Mutex::new(Vec::new())))],
+    )
+    .unwrap();
+    let stdio = byre_testkit::mcp_stdio_bin().unwrap();
+    options
+        .settings(settings)
+        .serve_mcp(server)
+        .mcp_config(
+            "ext",
+            json!({"type": "stdio", "command": stdio, "args": [], "env": {"BYRE_TOKEN": SECRET}}),
+        )
+        .agents(json!({"reviewer": {"description": "Reviews a change", "prompt": "You review."}}))
+        .system_prompt("You are the delivery probe.")
+        .append_system_prompt("Appended by the host.")
+        .transcript(transcript)
+        .transcript_launch(true)
+}
+
+/// Runs one turn with `delivery`; returns the argv, the transcript's text, the first API
+/// request's tools and system prompt, and the `system/init` line.
+async fn run(delivery: Delivery) -> (String, String, Vec<String>, String, SystemMessage) {
+    let model = FakeModel::start(Script::new().rule(Rule::any().reply(Reply::text("Done."))))
+        .await
+        .unwrap();
+    let (options, env) = options(&model);
+    let transcript = env.cwd().join("delivery.jsonl");
+    let options = loaded(options, &transcript).delivery(delivery);
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    let pid = claude.initialize_response().unwrap().pid.unwrap();
+    let argv = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    let argv = String::from_utf8_lossy(&argv).replace('\0', " ");
+    claude.send("hello").unwrap();
+    let (seen, result) = until_result(&mut events).await;
+    assert_eq!(result.result.as_deref(), Some("Done."));
+    claude.close().await.unwrap();
+    let init = seen
+        .into_iter()
+        .find_map(|e| match e {
+            Event::Message(CliMessage::System(s)) if matches!(s, SystemMessage::Init(_)) => Some(s),
+            _ => None,
+        })
+        .expect("a system/init line");
+    let request = &model.message_requests()[0];
+    let system = request.body["system"].to_string();
+    let text = std::fs::read_to_string(&transcript).unwrap();
+    (argv, text, request.tool_names(), system, init)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_servers_agents_and_prompts_go_over_stdin_and_no_secret_shows() {
+    let (argv, transcript, tools, system, init) = run(Delivery::Initialize).await;
+    // Nothing secret, and none of it, on the command line or in the transcript.
+    assert!(!argv.contains(SECRET), "{argv}");
+    assert!(argv.contains("--await-initialize"), "{argv}");
+    for flag in ["--mcp-config", "--settings", "--agents", "--system-prompt"] {
+        assert!(!argv.contains(flag), "{flag} in {argv}");
+    }
+    assert!(
+        !transcript.contains(SECRET),
+        "the transcript holds the secret"
+    );
+    assert!(transcript.contains("\"BYRE_TOKEN\":\"[redacted]\""));
+    // Yet all of it took effect.
+    check_effects(&tools, &system, &init);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_the_command_line_the_same_options_work_and_the_secret_is_in_argv() {
+    let (argv, transcript, tools, system, init) = run(Delivery::Argv).await;
+    assert!(argv.contains(SECRET), "{argv}");
+    assert!(!argv.contains("--await-initialize"), "{argv}");
+    // The transcript's launch note is the argv, as documented; the initialize line is clean.
+    assert!(
+        transcript
+            .lines()
+            .filter(|l| l.contains("\"control_request\""))
+            .all(|l| !l.contains(SECRET)),
+        "{transcript}"
+    );
+    check_effects(&tools, &system, &init);
+}
+
+/// The settings denied `Write`, the in-process server is always loaded, the stdio server is
+/// connected, the subagent is offered and both prompts are in the system prompt.
+fn check_effects(tools: &[String], system: &str, init: &SystemMessage) {
+    assert!(!tools.iter().any(|t| t == "Write"), "{tools:?}");
+    assert!(tools.iter().any(|t| t == "mcp__byre__lookup"), "{tools:?}");
+    assert!(system.contains("You are the delivery probe."), "{system}");
+    assert!(system.contains("Appended by the host."), "{system}");
+    let SystemMessage::Init(init) = init else {
+        unreachable!()
+    };
+    let servers = init.mcp_servers.as_ref().unwrap();
+    for name in ["byre", "ext"] {
+        let server = servers.iter().find(|s| s.name == name).expect(name);
+        assert_eq!(
+            server.status.as_ref().map(|s| s.as_str()),
+            Some("connected"),
+            "{server:?}"
+        );
+    }
+    assert!(
+        init.agents
+            .as_ref()
+            .unwrap()
+            .iter()
+            .any(|a| a == "reviewer"),
+        "{:?}",
+        init.agents
+    );
+}
