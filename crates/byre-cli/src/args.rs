@@ -24,6 +24,10 @@ pub(crate) enum Command {
     Run {
         /// The prompt, or `-` to read it from stdin.
         prompt: String,
+        /// End at the prompt's result, without waiting for the background tasks it started
+        /// (by default `run` waits until the CLI says the run is idle, showing their progress).
+        #[arg(long)]
+        no_wait: bool,
         /// Session options.
         #[command(flatten)]
         session: SessionArgs,

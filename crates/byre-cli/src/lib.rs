@@ -68,7 +68,11 @@ pub async fn main_with(args: impl IntoIterator<Item = OsString>, setup: Setup) -
         }
     };
     let outcome = match cli.command {
-        args::Command::Run { prompt, session } => run::run(prompt, session, &setup).await,
+        args::Command::Run {
+            prompt,
+            no_wait,
+            session,
+        } => run::run(prompt, no_wait, session, &setup).await,
         args::Command::Chat {
             session,
             history,

@@ -92,6 +92,10 @@ pub(crate) struct Renderer {
     not_logged_in: bool,
     /// The origin of the turn whose `result` comes next.
     ending: Option<TurnOrigin>,
+    /// Whether the CLI reports its state (`session_state_changed`), and whether the run is
+    /// over since its last report ([`TurnEvent::RunIdle`]: idle, and no background work).
+    reports_state: bool,
+    idle: bool,
 }
 
 impl Renderer {
@@ -115,6 +119,8 @@ impl Renderer {
             last_answer: None,
             not_logged_in: false,
             ending: None,
+            reports_state: false,
+            idle: false,
         }
     }
 
@@ -144,6 +150,7 @@ impl Renderer {
         match event {
             Event::Message(message) => return self.message(message),
             Event::Turn(TurnEvent::TurnEnded { origin, .. }) => self.ending = Some(origin.clone()),
+            Event::Turn(TurnEvent::RunIdle) => self.idle = true,
             Event::Assembly(assembly) if self.mode == Output::Text => self.assembly(assembly),
             Event::Request { request, .. } if self.mode == Output::Text => {
                 let CliRequest::HookCallback(hook) = &**request else {
@@ -168,6 +175,12 @@ impl Renderer {
             _ => {}
         }
         None
+    }
+
+    /// Whether the run is over: the CLI said it is idle, or it does not say (then the result
+    /// is taken as the end).
+    pub(crate) fn run_idle(&self) -> bool {
+        !self.reports_state || self.idle
     }
 
     /// Writes a line on stderr (in text output), keeping stdout's text and the spinner tidy.
@@ -225,6 +238,10 @@ impl Renderer {
 
     fn message(&mut self, message: &CliMessage) -> Option<TurnResult> {
         self.messages += 1;
+        if let CliMessage::System(SystemMessage::SessionStateChanged(_)) = message {
+            self.reports_state = true;
+            self.idle = false;
+        }
         let kind = message.tag().unwrap_or("unknown").to_owned();
         *self.counts.entry(kind).or_default() += 1;
         if let CliMessage::Assistant(a) = message {

@@ -16,9 +16,12 @@ use crate::Setup;
 /// The exit status after the user quit with a second Ctrl-C (128 + SIGINT, as shells do).
 pub(crate) const QUIT_STATUS: u8 = 130;
 
-/// Runs `prompt` (`-` reads it from stdin) to its result.
+/// Runs `prompt` (`-` reads it from stdin) to its result, and then, unless `no_wait`, until
+/// the CLI says the run is idle: the background tasks the prompt started, and the turns the
+/// CLI starts to report them, are shown too.
 pub(crate) async fn run(
     prompt: String,
+    no_wait: bool,
     args: SessionArgs,
     setup: &Setup,
 ) -> Result<ExitCode, CliError> {
@@ -33,6 +36,10 @@ pub(crate) async fn run(
     claude.send(prompt).map_err(CliError::Session)?;
     renderer.prompt_sent();
     let end = drive_turn(&claude, &mut events, &mut renderer, &mut interrupts).await;
+    if let (TurnEnd::Done(_), false) = (&end, no_wait) {
+        // The prompt's result decides the exit status; what follows is the rest of the run.
+        drive_until_idle(&mut events, &mut renderer, &mut interrupts).await;
+    }
     renderer.finish();
     match end {
         TurnEnd::Quit => Ok(ExitCode::from(QUIT_STATUS)),
@@ -117,6 +124,33 @@ pub(crate) async fn drive_turn(
                     // If the CLI is gone, the event stream ends and says so.
                     let _ = claude.interrupt().await;
                 });
+            }
+            _ = ticker.tick(), if renderer.wants_ticks() => renderer.tick(),
+        }
+    }
+}
+
+/// After a result: shows what comes until the CLI reports the run idle (background tasks, the
+/// turns it starts to report them). Ends at once when it is already idle or does not report
+/// its state (an older CLI), when the CLI exits, or at Ctrl-C.
+pub(crate) async fn drive_until_idle(
+    events: &mut Events,
+    renderer: &mut Renderer,
+    interrupts: &mut Interrupts,
+) {
+    let mut ticker = tokio::time::interval(TICK);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    while !renderer.run_idle() {
+        tokio::select! {
+            event = events.next() => match event {
+                Some(event) => {
+                    renderer.event(&event);
+                }
+                None => return,
+            },
+            () = interrupts.next() => {
+                renderer.note("⏹ not waiting for the background tasks");
+                return;
             }
             _ = ticker.tick(), if renderer.wants_ticks() => renderer.tick(),
         }

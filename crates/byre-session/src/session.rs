@@ -60,7 +60,7 @@ use byre_proto::{
 use crate::assembly::Assembler;
 use crate::correlation::{Pending, RequestId, RequestTable};
 use crate::tasks::TaskTree;
-use crate::turns::TurnTracker;
+use crate::turns::{TurnEvent, TurnTracker};
 
 mod outputs;
 mod versions;
@@ -272,7 +272,14 @@ impl<T> Session<T> {
             }
             _ => {}
         }
-        for event in self.turns.observe(&message) {
+        // The run's end follows the line that ended it, so a consumer that stops at it has
+        // seen that line.
+        let (idle, turns): (Vec<TurnEvent>, Vec<TurnEvent>) = self
+            .turns
+            .observe(&message)
+            .into_iter()
+            .partition(|e| matches!(e, TurnEvent::RunIdle));
+        for event in turns {
             self.events.push_back(Event::Turn(event));
         }
         for event in self.tasks.observe(&message) {
@@ -282,6 +289,9 @@ impl<T> Session<T> {
             self.events.push_back(Event::Assembly(event));
         }
         self.events.push_back(Event::Message(message));
+        for event in idle {
+            self.events.push_back(Event::Turn(event));
+        }
         self.check_input_end();
     }
 

@@ -44,11 +44,13 @@
 //!   `origin` is authoritative when the turn ends. A foreground task's notification (a Bash
 //!   that ran long, a foreground subagent, an interrupted command) comes inside its turn and
 //!   owes nothing.
-//! - **The run is over** when the CLI says so with `system/session_state_changed` `idle`
-//!   ([`TurnEvent::RunIdle`]). The CLI sends those lines only when the host asked for them
-//!   (`CLAUDE_CODE_SDK_READS_SESSION_STATE=1`); none of the recordings has them. Without them
-//!   the tracker judges by what it saw: no turn runs, no host message waits, no background
-//!   task runs and no task notification still owes a turn.
+//! - **The run is over** ([`TurnEvent::RunIdle`]) when the CLI says `idle` with
+//!   `system/session_state_changed` and nothing else is left: no turn runs, no host message
+//!   waits, no background task runs and no task notification still owes a turn. The CLI
+//!   says `idle` after every `result`, also while a background task it started still runs
+//!   (observed with 2.1.332), so its word alone is not enough. It sends those lines when the
+//!   host asks for them (`CLAUDE_CODE_SDK_READS_SESSION_STATE=1`, which byre sets); the
+//!   recordings since 2.1.332 have them. Without them the tracker judges by what it saw.
 //! - **stdin may be closed** ([`TurnTracker::may_close_stdin`]) when nothing runs or waits, as
 //!   above. When the host serves hooks, SDK MCP servers or permission prompts, the CLI may
 //!   still need stdin for their answers after a `result`, so then the run must also be idle by
@@ -176,7 +178,9 @@ pub enum TurnEvent {
         /// How it ended.
         outcome: TurnOutcome,
     },
-    /// The CLI reported that the run is over (`session_state_changed` `idle`).
+    /// The run is over: the CLI reported `session_state_changed` `idle` and no turn runs,
+    /// no host message waits and no background task runs or owes a turn. Only from a CLI
+    /// that reports its state (byre asks for it).
     RunIdle,
 }
 
@@ -195,6 +199,7 @@ impl TurnTracker {
     #[must_use]
     pub fn observe(&mut self, message: &CliMessage) -> Vec<TurnEvent> {
         let mut events = Vec::new();
+        let was_idle = self.reported.is_some() && self.is_idle();
         match message {
             CliMessage::System(SystemMessage::Init(init)) => {
                 self.note_session(init.session_id.as_deref(), &mut events);
@@ -249,13 +254,14 @@ impl TurnTracker {
                 }
             }
             CliMessage::System(SystemMessage::SessionStateChanged(changed)) => {
-                let was_idle = self.reported == Some(SessionState::IDLE);
                 self.reported = Some(changed.state.clone());
-                if changed.state == SessionState::IDLE && !was_idle {
-                    events.push(TurnEvent::RunIdle);
-                }
             }
             _ => {}
+        }
+        // The CLI says `idle` after each result, background tasks still running or not: the
+        // run is over when it says so and nothing else is left.
+        if !was_idle && self.reported.is_some() && self.is_idle() {
+            events.push(TurnEvent::RunIdle);
         }
         events
     }

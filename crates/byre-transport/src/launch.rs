@@ -343,6 +343,12 @@ impl Launch {
             // The CLI refuses to start when it thinks it is nested in another session.
             ("CLAUDECODE".into(), None),
             ("CLAUDE_CODE_ENTRYPOINT".into(), Some(ENTRYPOINT.into())),
+            // The CLI then reports `session_state_changed` (`running`, `requires_action`,
+            // `idle`): the host knows when the run is really over instead of guessing.
+            (
+                "CLAUDE_CODE_SDK_READS_SESSION_STATE".into(),
+                Some("1".into()),
+            ),
         ];
         if let Some(id) = &self.identity {
             for (name, value) in [

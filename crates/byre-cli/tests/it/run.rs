@@ -91,7 +91,11 @@ async fn json_prints_every_message_the_transcript_holds() {
         let bytes = serde_json::to_vec(line).unwrap();
         CliMessage::from_slice(&bytes).expect("every line is a CLI message");
     }
-    assert_eq!(printed.last().unwrap()["type"], "result");
+    // `run` waits for the CLI to say the run is idle, which it does after the result.
+    let last = printed.last().unwrap();
+    assert_eq!(last["subtype"], "session_state_changed", "{last}");
+    assert_eq!(last["state"], "idle");
+    assert_eq!(printed[printed.len() - 2]["type"], "result");
     assert!(printed.iter().any(|m| m["type"] == "stream_event"));
     // The transcript holds the same messages, in the same order, without the stream events.
     let recorded: Vec<Value> = std::fs::read_to_string(&transcript)
@@ -352,4 +356,52 @@ async fn prompt_tool_and_mcp_flags_reach_the_cli() {
         "{tools:?}"
     );
     assert_eq!(requests.last().unwrap().tool_results(), ["moo"]);
+}
+
+/// The recorded scenario's script: a Bash in the background, then the CLI's own turn that
+/// reports it.
+fn background_script() -> Script {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/scenarios/bash_background.json");
+    Script::from_file(&path).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_waits_for_the_background_task_and_shows_it_end() {
+    let offline = Offline::start(background_script()).await;
+    let out = output(offline.run(&["please start the background job"]), None).await;
+    assert!(out.status.success(), "{out:?}");
+    // Both answers: the prompt's, and the one of the turn the CLI started when the job ended.
+    assert!(
+        out.stdout.contains("Started it in the background."),
+        "{out:?}"
+    );
+    assert!(
+        out.stdout.contains("The background job finished."),
+        "{out:?}"
+    );
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    let completed = lines
+        .iter()
+        .position(|l| l.contains("background task completed"))
+        .unwrap_or_else(|| panic!("no completion line: {}", out.stderr));
+    let last_close = lines
+        .iter()
+        .rposition(|l| l.starts_with("── "))
+        .expect("a closing line");
+    assert!(completed < last_close, "{}", out.stderr);
+
+    // With --no-wait it ends at the prompt's result.
+    let offline = Offline::start(background_script()).await;
+    let out = output(
+        offline.run(&["--no-wait", "please start the background job"]),
+        None,
+    )
+    .await;
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stdout.contains("Started it in the background."));
+    assert!(
+        !out.stdout.contains("The background job finished."),
+        "{out:?}"
+    );
 }

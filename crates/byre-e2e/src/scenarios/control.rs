@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use byre_proto::{
     CliMessage, ControlResponseBody, GetContextUsageRequest, InterruptRequest, McpStatusRequest,
-    PermissionMode, ResultSubtype, SetMaxThinkingTokensRequest, SetModelRequest,
+    PermissionMode, ResultSubtype, SessionState, SetMaxThinkingTokensRequest, SetModelRequest,
     SetPermissionModeRequest, StreamEvent, SystemMessage, TaskStatus, TerminalReason,
 };
 use byre_session::driver::Error;
@@ -610,7 +610,17 @@ async fn idle_interrupt(host: &mut SessionHost, when: &str) -> Result<(), Failur
         "idle interrupt ({when}) answered still_queued {:?}",
         answer.still_queued
     );
-    match host.next(QUIET).await {
+    // The CLI's report that the previous turn left the run idle may come after its result.
+    let mut next = host.next(QUIET).await;
+    while let Next::Message(CliMessage::System(SystemMessage::SessionStateChanged(s))) = &next {
+        ensure!(
+            s.state == SessionState::IDLE,
+            "after an idle interrupt ({when}) the state became {:?}",
+            s.state
+        );
+        next = host.next(QUIET).await;
+    }
+    match next {
         Next::TimedOut => Ok(()),
         Next::Message(message) => Err(Failure::new(format!(
             "after an idle interrupt ({when}) the CLI sent {}",

@@ -51,8 +51,16 @@ fn over_stdin_the_servers_agents_prompts_and_settings_fill_initialize() {
         ..Launch::new()
     };
     let args = strings(launch.args());
-    for flag in ["--mcp-config", "--agents", "--system-prompt", "--append-system-prompt"] {
-        assert!(!args.iter().any(|a| a.starts_with(flag)), "{flag} in {args:?}");
+    for flag in [
+        "--mcp-config",
+        "--agents",
+        "--system-prompt",
+        "--append-system-prompt",
+    ] {
+        assert!(
+            !args.iter().any(|a| a.starts_with(flag)),
+            "{flag} in {args:?}"
+        );
     }
     let mut init = byre_proto::InitializeRequest::default();
     launch.fill_initialize(&mut init).unwrap();
@@ -61,7 +69,10 @@ fn over_stdin_the_servers_agents_prompts_and_settings_fill_initialize() {
         serde_json::json!({"type": "sdk", "name": "byre", "alwaysLoad": true})
     );
     assert_eq!(init.agents.unwrap()["r"].prompt, "p");
-    assert_eq!(init.system_prompt, Some(serde_json::json!(["You are terse."])));
+    assert_eq!(
+        init.system_prompt,
+        Some(serde_json::json!(["You are terse."]))
+    );
     assert_eq!(init.append_system_prompt.as_deref(), Some("And kind."));
     assert_eq!(init.settings.unwrap()["attribution"]["commit"], "");
     // Definitions that are not subagents are an error, not a silent drop.
@@ -281,6 +292,10 @@ fn environment_changes() {
     };
     assert_eq!(get("CLAUDECODE"), Some(None));
     assert_eq!(get("CLAUDE_CODE_ENTRYPOINT"), Some(Some("sdk-byre".into())));
+    assert_eq!(
+        get("CLAUDE_CODE_SDK_READS_SESSION_STATE"),
+        Some(Some("1".into()))
+    );
     assert_eq!(get("GIT_AUTHOR_NAME"), Some(Some("Bot".into())));
     assert_eq!(
         get("GIT_COMMITTER_EMAIL"),
