@@ -48,7 +48,8 @@
 //!   `system/session_state_changed` and nothing else is left: no turn runs, no host message
 //!   waits, no background task runs and no task notification still owes a turn. The CLI
 //!   says `idle` after every `result`, also while a background task it started still runs
-//!   (observed with 2.1.332), so its word alone is not enough. It sends those lines when the
+//!   (a background Bash, observed with 2.1.332 and 2.1.328; for a background subagent it
+//!   stays `running`), so its word alone is not enough. It sends those lines when the
 //!   host asks for them (`CLAUDE_CODE_SDK_READS_SESSION_STATE=1`, which byre sets); the
 //!   recordings since 2.1.332 have them. Without them the tracker judges by what it saw.
 //! - **stdin may be closed** ([`TurnTracker::may_close_stdin`]) when nothing runs or waits, as

@@ -9,6 +9,7 @@ mod hooks;
 mod interleavings;
 mod mcp;
 mod pool;
+mod run_end;
 mod session;
 mod support;
 mod surface;
