@@ -24,8 +24,10 @@
 //! and of the host's own ([`Claude::note`]).
 
 mod builder;
+mod builder_more;
 mod claude;
 mod error;
+mod live;
 mod options;
 mod pool;
 mod queue;

@@ -78,7 +78,7 @@ pub use byre_proto::{
 #[cfg(feature = "driver")]
 pub use byre_transport as transport;
 #[cfg(feature = "driver")]
-pub use byre_transport::Delivery;
+pub use byre_transport::{Delivery, Thinking};
 #[cfg(feature = "driver")]
 pub use schemars::{self, JsonSchema};
 

@@ -69,6 +69,17 @@ pub enum Delivery {
     Argv,
 }
 
+/// How the model thinks (`--thinking`, `--max-thinking-tokens`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Thinking {
+    /// The model decides how much to think (`--thinking=adaptive`).
+    Adaptive,
+    /// No thinking (`--thinking=disabled`).
+    Disabled,
+    /// Thinking with a token budget (`--max-thinking-tokens N`).
+    Budget(u32),
+}
+
 /// A commit identity for the CLI's git commits (`GIT_AUTHOR_*`, `GIT_COMMITTER_*`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GitIdentity {
@@ -148,6 +159,30 @@ pub struct Launch {
     pub effort: Option<String>,
     /// `--max-thinking-tokens`.
     pub max_thinking_tokens: Option<u32>,
+    /// `--thinking` (or `--max-thinking-tokens` for a budget).
+    pub thinking: Option<Thinking>,
+    /// `--thinking-display` (`summarized`, `omitted`, ...; not with thinking disabled).
+    pub thinking_display: Option<String>,
+    /// `--task-budget`: the total token budget the model is told it has for the task.
+    pub task_budget: Option<u64>,
+    /// `--no-session-persistence`: nothing of the session is written to disk (it cannot be
+    /// resumed).
+    pub no_session_persistence: bool,
+    /// `--agent`: the main thread runs as this agent.
+    pub agent: Option<String>,
+    /// `--permission-prompts` (how the CLI asks for permission, e.g. `none`).
+    pub permission_prompts: Option<String>,
+    /// `--resume-drops-turn`: resuming drops an unfinished last turn.
+    pub resume_drops_turn: bool,
+    /// `--project-config-root`: where the project's `.claude` folder is looked for.
+    pub project_config_root: Option<PathBuf>,
+    /// `--debug-file`: the CLI's debug log goes to this file.
+    pub debug_file: Option<PathBuf>,
+    /// Sets `CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=1`: the CLI keeps checkpoints of the
+    /// files it edits, which `rewind_files` restores.
+    pub file_checkpointing: bool,
+    /// Sets `CLAUDE_AGENT_SDK_CLIENT_APP`: the program's name, in the CLI's user agent.
+    pub client_app: Option<String>,
     /// `--json-schema`: structured output.
     pub json_schema: Option<Value>,
     /// Flags byre has no field for: `(flag without dashes, value)`; a `None` value passes the
@@ -277,6 +312,39 @@ impl Launch {
         if let Some(schema) = &self.json_schema {
             a.value("--json-schema", &schema.to_string());
         }
+        match self.thinking {
+            Some(Thinking::Adaptive) => a.equals("--thinking", "adaptive"),
+            Some(Thinking::Disabled) => a.equals("--thinking", "disabled"),
+            Some(Thinking::Budget(n)) => a.value("--max-thinking-tokens", &n.to_string()),
+            None => {}
+        }
+        if let (Some(display), false) = (
+            &self.thinking_display,
+            self.thinking == Some(Thinking::Disabled),
+        ) {
+            a.value("--thinking-display", display);
+        }
+        if let Some(n) = self.task_budget {
+            a.value("--task-budget", &n.to_string());
+        }
+        if self.no_session_persistence {
+            a.flag("--no-session-persistence");
+        }
+        if let Some(agent) = &self.agent {
+            a.value("--agent", agent);
+        }
+        if let Some(prompts) = &self.permission_prompts {
+            a.value("--permission-prompts", prompts);
+        }
+        if self.resume_drops_turn {
+            a.flag("--resume-drops-turn");
+        }
+        if let Some(dir) = &self.project_config_root {
+            a.path("--project-config-root", dir);
+        }
+        if let Some(file) = &self.debug_file {
+            a.path("--debug-file", file);
+        }
         for (flag, value) in &self.extra_args {
             let flag = format!("--{}", flag.trim_start_matches('-'));
             match value {
@@ -359,6 +427,15 @@ impl Launch {
             ] {
                 changes.push((name.into(), Some(value.into())));
             }
+        }
+        if self.file_checkpointing {
+            changes.push((
+                "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING".into(),
+                Some("1".into()),
+            ));
+        }
+        if let Some(app) = &self.client_app {
+            changes.push(("CLAUDE_AGENT_SDK_CLIENT_APP".into(), Some(app.into())));
         }
         for name in &self.env_remove {
             changes.push((name.clone(), None));

@@ -17,7 +17,7 @@ pub use crate::codec::{
 };
 pub use crate::launch::{
     cli_version, find_claude, search_locations, CliVersion, Delivery, GitIdentity, Launch,
-    LaunchError, SdkServer, CLAUDE_BIN_VAR, ENTRYPOINT,
+    LaunchError, SdkServer, Thinking, CLAUDE_BIN_VAR, ENTRYPOINT,
 };
 pub use crate::process::{
     exit_hint, CliProcess, ExitInfo, ProcessOptions, StderrCallback, StderrTail, Stopped,

@@ -129,6 +129,7 @@ impl Claude {
     pub async fn spawn(options: Options) -> Result<(Claude, Events), Error> {
         let mut options = options;
         options.settle_permissions()?;
+        options.read_files().map_err(Error::InvalidInput)?;
         let fail_closed_hook = options.has_fail_closed_hook();
         let has_hooks = !options.hooks.is_empty();
         let mut initialize = options.initialize.clone();

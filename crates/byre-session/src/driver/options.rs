@@ -65,6 +65,8 @@ pub struct Options {
     /// Starts with a CLI older than [`OLDEST_SUPPORTED_CLI`](crate::OLDEST_SUPPORTED_CLI)
     /// instead of failing with [`Error::UnsupportedCli`]. Off by default.
     pub any_cli_version: bool,
+    pub(super) settings_file: Option<PathBuf>,
+    pub(super) system_prompt_file: Option<PathBuf>,
     pub(super) hooks: Vec<(Hook, HookHandler)>,
     pub(super) handlers: HashMap<&'static str, RequestHandler>,
     pub(super) mcp_servers: Vec<String>,

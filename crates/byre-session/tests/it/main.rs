@@ -8,6 +8,7 @@ mod driver;
 mod hooks;
 mod interleavings;
 mod mcp;
+mod more_options;
 mod pool;
 mod run_end;
 mod session;

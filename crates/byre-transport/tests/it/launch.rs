@@ -338,3 +338,68 @@ fn a_file_that_is_not_executable_is_reported() {
     std::fs::remove_file(&path).unwrap();
     assert!(matches!(err, LaunchError::NotExecutable { .. }), "{err:?}");
 }
+
+#[test]
+fn the_thinking_budget_persistence_and_diagnostics_options_map_to_their_flags() {
+    let launch = Launch {
+        thinking: Some(byre_transport::Thinking::Adaptive),
+        thinking_display: Some("summarized".into()),
+        task_budget: Some(50_000),
+        no_session_persistence: true,
+        agent: Some("reviewer".into()),
+        permission_prompts: Some("none".into()),
+        resume_drops_turn: true,
+        project_config_root: Some(PathBuf::from("/proj")),
+        debug_file: Some(PathBuf::from("/tmp/debug.log")),
+        file_checkpointing: true,
+        client_app: Some("my-bot/1.0".into()),
+        ..Launch::new()
+    };
+    let args = strings(launch.args());
+    for pair in [
+        ["--thinking-display", "summarized"],
+        ["--task-budget", "50000"],
+        ["--agent", "reviewer"],
+        ["--permission-prompts", "none"],
+        ["--project-config-root", "/proj"],
+        ["--debug-file", "/tmp/debug.log"],
+    ] {
+        assert!(
+            args.windows(2).any(|p| p == pair),
+            "{pair:?} missing from {args:?}"
+        );
+    }
+    for flag in [
+        "--thinking=adaptive",
+        "--no-session-persistence",
+        "--resume-drops-turn",
+    ] {
+        assert!(args.iter().any(|a| a == flag), "{flag} missing");
+    }
+    let env = launch.env_changes();
+    let get = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    assert_eq!(
+        get("CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"),
+        Some(Some("1".into()))
+    );
+    assert_eq!(
+        get("CLAUDE_AGENT_SDK_CLIENT_APP"),
+        Some(Some("my-bot/1.0".into()))
+    );
+    // A budget is `--max-thinking-tokens`; disabled thinking drops the display.
+    let budget = Launch {
+        thinking: Some(byre_transport::Thinking::Budget(2048)),
+        ..Launch::new()
+    };
+    assert!(strings(budget.args())
+        .windows(2)
+        .any(|p| p == ["--max-thinking-tokens", "2048"]));
+    let off = Launch {
+        thinking: Some(byre_transport::Thinking::Disabled),
+        thinking_display: Some("summarized".into()),
+        ..Launch::new()
+    };
+    let args = strings(off.args());
+    assert!(args.iter().any(|a| a == "--thinking=disabled"));
+    assert!(!args.iter().any(|a| a == "--thinking-display"));
+}

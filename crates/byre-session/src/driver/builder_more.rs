@@ -1,0 +1,149 @@
+//! More typed setters on [`Options`]: thinking, budgets, persistence, the main-thread agent,
+//! file checkpointing, skills, managed settings and the CLI's own diagnostics, each mapped to
+//! its flag, variable or `initialize` field.
+
+use std::path::PathBuf;
+
+use byre_transport::Thinking;
+use serde_json::{Map, Value};
+
+use super::options::Options;
+
+impl Options {
+    /// How the model thinks: [`Thinking::Adaptive`] (`--thinking=adaptive`),
+    /// [`Thinking::Disabled`] (`--thinking=disabled`) or [`Thinking::Budget`]
+    /// (`--max-thinking-tokens`).
+    pub fn thinking(mut self, thinking: Thinking) -> Self {
+        self.launch.thinking = Some(thinking);
+        self
+    }
+
+    /// How thinking is shown in the output (`--thinking-display`: `summarized`, `omitted`,
+    /// ...); ignored with thinking disabled.
+    pub fn thinking_display(mut self, display: impl Into<String>) -> Self {
+        self.launch.thinking_display = Some(display.into());
+        self
+    }
+
+    /// The total token budget the model is told it has for the task (`--task-budget`).
+    pub fn task_budget(mut self, tokens: u64) -> Self {
+        self.launch.task_budget = Some(tokens);
+        self
+    }
+
+    /// Writes nothing of the session to disk (`--no-session-persistence`): no transcript in
+    /// `~/.claude/projects`, so it cannot be resumed.
+    pub fn no_session_persistence(mut self) -> Self {
+        self.launch.no_session_persistence = true;
+        self
+    }
+
+    /// Runs the main thread as the agent `name` (`--agent`): one of
+    /// [`Options::agents`], or one from the settings.
+    pub fn agent(mut self, name: impl Into<String>) -> Self {
+        self.launch.agent = Some(name.into());
+        self
+    }
+
+    /// How the CLI asks for permissions (`--permission-prompts`).
+    pub fn permission_prompts(mut self, prompts: impl Into<String>) -> Self {
+        self.launch.permission_prompts = Some(prompts.into());
+        self
+    }
+
+    /// When resuming, drops an unfinished last turn (`--resume-drops-turn`).
+    pub fn resume_drops_turn(mut self) -> Self {
+        self.launch.resume_drops_turn = true;
+        self
+    }
+
+    /// Keeps checkpoints of the files the CLI edits
+    /// (`CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=1`), so that
+    /// [`Claude::rewind_files`](crate::Claude::rewind_files) can restore them.
+    pub fn file_checkpointing(mut self) -> Self {
+        self.launch.file_checkpointing = true;
+        self
+    }
+
+    /// The skills offered (sent in `initialize`; the CLI's own choice when unset).
+    pub fn skills<I, S>(mut self, skills: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.initialize.skills = Some(skills.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Where the project's `.claude` folder is looked for (`--project-config-root`).
+    pub fn project_config_root(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.launch.project_config_root = Some(dir.into());
+        self
+    }
+
+    /// Writes the CLI's debug log to `file` (`--debug-file`).
+    pub fn debug_file(mut self, file: impl Into<PathBuf>) -> Self {
+        self.launch.debug_file = Some(file.into());
+        self
+    }
+
+    /// The program's name, which the CLI puts in its user agent
+    /// (`CLAUDE_AGENT_SDK_CLIENT_APP`).
+    pub fn client_app(mut self, name: impl Into<String>) -> Self {
+        self.launch.client_app = Some(name.into());
+        self
+    }
+
+    /// Sandbox settings (the `sandbox` key of the settings: `{"enabled": true,
+    /// "autoAllowBashIfSandboxed": true, "excludedCommands": [...], "network": {...}}`), merged
+    /// into [`Options::settings`].
+    pub fn sandbox(mut self, sandbox: Value) -> Self {
+        self.launch.settings.insert("sandbox".into(), sandbox);
+        self
+    }
+
+    /// Settings read from a JSON file (as `settings.json`) when the session starts; keys
+    /// given with [`Options::settings`] win over the file's.
+    pub fn settings_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.settings_file = Some(path.into());
+        self
+    }
+
+    /// The system prompt, read from a file when the session starts.
+    pub fn system_prompt_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.system_prompt_file = Some(path.into());
+        self
+    }
+
+    /// Managed (policy) settings for the session, sent in `initialize` with
+    /// `--managed-settings-in-initialize`: they rank above every other settings source.
+    pub fn managed_settings(mut self, settings: Map<String, Value>) -> Self {
+        self.initialize.managed_settings = Some(Value::Object(settings));
+        self.launch
+            .extra_args
+            .retain(|(flag, _)| flag != "managed-settings-in-initialize");
+        self.launch
+            .extra_args
+            .push(("managed-settings-in-initialize".into(), None));
+        self
+    }
+
+    /// Reads the files named with [`Options::settings_file`] and
+    /// [`Options::system_prompt_file`] into the options.
+    pub(super) fn read_files(&mut self) -> Result<(), String> {
+        if let Some(path) = self.settings_file.take() {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("settings file {}: {e}", path.display()))?;
+            let mut settings: Map<String, Value> = serde_json::from_str(&text)
+                .map_err(|e| format!("settings file {}: {e}", path.display()))?;
+            settings.extend(std::mem::take(&mut self.launch.settings));
+            self.launch.settings = settings;
+        }
+        if let Some(path) = self.system_prompt_file.take() {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("system prompt file {}: {e}", path.display()))?;
+            self.launch.system_prompt = Some(text);
+        }
+        Ok(())
+    }
+}

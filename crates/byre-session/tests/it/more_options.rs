@@ -1,0 +1,112 @@
+//! Options that change what the real CLI does, offline: thinking, no session persistence,
+//! a settings file, and file checkpointing with `rewind_files`.
+
+use byre_session::proto::UserMessage;
+use byre_session::{new_session_id, Claude, Options, Thinking};
+use byre_testkit::{FakeModel, Match, Reply, Rule, Script};
+use serde_json::json;
+
+use crate::support::*;
+
+/// One turn answered "Done." with `adjust`ed options; the fake model and the environment.
+async fn one(adjust: impl FnOnce(Options) -> Options) -> (FakeModel, byre_testkit::ClaudeEnv) {
+    let model = FakeModel::start(Script::new().rule(Rule::any().reply(Reply::text("Done."))))
+        .await
+        .unwrap();
+    let (options, env) = options(&model);
+    let (claude, mut events) = Claude::start(adjust(options)).await.unwrap();
+    claude.send("hello").unwrap();
+    let (_, result) = until_result(&mut events).await;
+    assert_eq!(result.result.as_deref(), Some("Done."));
+    claude.close().await.unwrap();
+    (model, env)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_thinking_mode_and_display_reach_the_model_request() {
+    let (model, _env) = one(|o| {
+        o.thinking(Thinking::Adaptive)
+            .thinking_display("summarized")
+    })
+    .await;
+    let thinking = &model.message_requests()[0].body["thinking"];
+    assert_eq!(thinking["type"], "adaptive", "{thinking}");
+    assert_eq!(thinking["display"], "summarized", "{thinking}");
+    // `--thinking=disabled` is taken, but the fake catalogue's models all say
+    // `supportsThinkingOff: false`, so the CLI keeps thinking on: nothing to see offline.
+    let (model, _env) = one(|o| o.thinking(Thinking::Disabled)).await;
+    assert!(model.message_requests()[0].body.get("thinking").is_some());
+}
+
+/// The `.jsonl` session files under the scratch `HOME`.
+fn session_files(env: &byre_testkit::ClaudeEnv) -> Vec<std::path::PathBuf> {
+    let projects = env.home().join(".claude/projects");
+    let Ok(dirs) = std::fs::read_dir(projects) else {
+        return Vec::new();
+    };
+    dirs.flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+        .map(|f| f.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_persistence_no_session_file_is_written() {
+    let (_model, env) = one(|o| o).await;
+    assert_eq!(session_files(&env).len(), 1, "a session is kept by default");
+    let (_model, env) = one(Options::no_session_persistence).await;
+    assert!(session_files(&env).is_empty(), "{:?}", session_files(&env));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settings_file_is_read_and_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("settings.json");
+    std::fs::write(&file, r#"{"permissions": {"deny": ["Write"]}}"#).unwrap();
+    let (model, _env) = one(|o| o.settings_file(&file)).await;
+    let tools = model.message_requests()[0].tool_names();
+    assert!(!tools.iter().any(|t| t == "Write"), "{tools:?}");
+    assert!(tools.iter().any(|t| t == "Read"), "{tools:?}");
+    // A file that is not there fails the start, saying which.
+    let model = FakeModel::start(Script::new()).await.unwrap();
+    let (options, _env) = options(&model);
+    let err = Claude::start(options.settings_file(dir.path().join("missing.json")))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("missing.json"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_checkpoints_let_rewind_files_restore_a_written_file() {
+    // The scratch directory comes first: the script names the file by its path there.
+    let mut env = byre_testkit::ClaudeEnv::new("http://127.0.0.1:9").unwrap();
+    let note = env.cwd().join("note.txt");
+    let script = Script::new()
+        .rule(
+            Rule::when(Match::user_text_contains("write the note")).reply(Reply::tool_use(
+                "Write",
+                json!({"file_path": note, "content": "written by the model\n"}),
+            )),
+        )
+        .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("Written.")));
+    let model = FakeModel::start(script).await.unwrap();
+    env.set_var("ANTHROPIC_BASE_URL", model.base_url());
+    let options = env.options().unwrap();
+    let (claude, mut events) = Claude::start(options.file_checkpointing()).await.unwrap();
+    let prompt = new_session_id();
+    claude
+        .send_message(UserMessage::prompt("please write the note").uuid(prompt.clone()))
+        .unwrap();
+    let (_, result) = until_result(&mut events).await;
+    assert_eq!(result.result.as_deref(), Some("Written."));
+    assert!(note.is_file());
+
+    let preview = claude.rewind_files(prompt.clone(), true).await.unwrap();
+    assert_eq!(preview.can_rewind, Some(true), "{preview:?}");
+    assert!(note.is_file(), "a dry run changes nothing");
+    let done = claude.rewind_files(prompt, false).await.unwrap();
+    assert_eq!(done.can_rewind, Some(true), "{done:?}");
+    assert!(!note.exists(), "the file the turn created is gone again");
+    claude.close().await.unwrap();
+}
