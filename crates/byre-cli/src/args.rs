@@ -119,6 +119,25 @@ pub(crate) struct SessionArgs {
     /// repeat for more.
     #[arg(long, value_name = "FILE|JSON")]
     pub(crate) mcp_config: Vec<String>,
+    /// The most the session may spend, in US dollars.
+    #[arg(long, value_name = "USD")]
+    pub(crate) max_budget_usd: Option<f64>,
+    /// The model used when the main one is overloaded.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) fallback_model: Option<String>,
+    /// How hard the model thinks (`low`, `medium`, `high`, `xhigh`, `max`).
+    #[arg(long, value_name = "LEVEL")]
+    pub(crate) effort: Option<String>,
+    /// Subagent definitions: a file or inline JSON `{NAME: {"description": ..., "prompt":
+    /// ...}}`.
+    #[arg(long, value_name = "FILE|JSON")]
+    pub(crate) agents: Option<String>,
+    /// Settings: a file or inline JSON, as in `settings.json`.
+    #[arg(long, value_name = "FILE|JSON")]
+    pub(crate) settings: Option<String>,
+    /// Write nothing of the session to disk (it cannot be resumed).
+    #[arg(long)]
+    pub(crate) no_session_persistence: bool,
     /// What to print on stdout.
     #[arg(long, value_enum, default_value_t = Output::Text)]
     pub(crate) output: Output,
@@ -179,8 +198,40 @@ impl SessionArgs {
         for given in &self.mcp_config {
             options.launch.mcp_servers.extend(mcp_servers(given)?);
         }
+        options.launch.max_budget_usd = self.max_budget_usd;
+        options.launch.fallback_model = self.fallback_model.clone();
+        options.launch.effort = self.effort.clone();
+        if let Some(given) = &self.agents {
+            options.launch.agents =
+                Some(serde_json::Value::Object(json_object("--agents", given)?));
+        }
+        if let Some(given) = &self.settings {
+            options
+                .launch
+                .settings
+                .extend(json_object("--settings", given)?);
+        }
+        options.launch.no_session_persistence = self.no_session_persistence;
         Ok(options)
     }
+}
+
+/// A JSON object given inline (starting with `{`) or as a file.
+fn json_object(
+    flag: &'static str,
+    given: &str,
+) -> Result<serde_json::Map<String, serde_json::Value>, CliError> {
+    let fail = |why: String| CliError::JsonArg {
+        flag,
+        given: given.to_owned(),
+        why,
+    };
+    let text = if given.trim_start().starts_with('{') {
+        given.to_owned()
+    } else {
+        std::fs::read_to_string(given).map_err(|e| fail(e.to_string()))?
+    };
+    serde_json::from_str(&text).map_err(|e| fail(format!("not a JSON object: {e}")))
 }
 
 /// The servers of one `--mcp-config`: inline JSON when it starts with `{`, else a file.

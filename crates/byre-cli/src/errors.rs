@@ -71,6 +71,16 @@ pub(crate) enum CliError {
         /// What is wrong with it.
         why: String,
     },
+    /// `--agents` or `--settings` is neither a readable file nor a JSON object.
+    #[error("{flag} {given}: {why}")]
+    JsonArg {
+        /// The flag.
+        flag: &'static str,
+        /// What was given.
+        given: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// The prompt could not be read from stdin.
     #[error("cannot read the prompt from stdin: {0}")]
     Stdin(std::io::Error),

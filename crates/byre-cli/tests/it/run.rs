@@ -405,3 +405,40 @@ async fn run_waits_for_the_background_task_and_shows_it_end() {
         "{out:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_agents_and_no_persistence_from_the_command_line() {
+    let offline = Offline::start(bash_script()).await;
+    let out = output(
+        offline.run(&[
+            "--settings",
+            r#"{"permissions": {"deny": ["Write"]}}"#,
+            "--agents",
+            r#"{"reviewer": {"description": "Reviews", "prompt": "You review."}}"#,
+            "--no-session-persistence",
+            "--effort",
+            "low",
+            "--max-budget-usd",
+            "5",
+            "say hello",
+        ]),
+        None,
+    )
+    .await;
+    assert!(out.status.success(), "{out:?}");
+    let requests = offline.model.message_requests();
+    let tools = requests[0].tool_names();
+    assert!(!tools.iter().any(|t| t == "Write"), "{tools:?}");
+    let projects = offline.env.home().join(".claude/projects");
+    let kept = std::fs::read_dir(&projects)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+        .any(|f| f.path().extension().is_some_and(|e| e == "jsonl"));
+    assert!(!kept, "a session file was written");
+    // A value that is not JSON and not a file says so.
+    let out = output(offline.run(&["--agents", "not-a-file", "hi"]), None).await;
+    assert!(!out.status.success());
+    assert!(out.stderr.contains("--agents not-a-file"), "{out:?}");
+}

@@ -1,6 +1,7 @@
 //! Options that change what the real CLI does, offline: thinking, no session persistence,
 //! a settings file, and file checkpointing with `rewind_files`.
 
+use byre_session::proto::FindUnknown;
 use byre_session::proto::UserMessage;
 use byre_session::{new_session_id, Claude, Options, Thinking};
 use byre_testkit::{FakeModel, Match, Reply, Rule, Script};
@@ -108,5 +109,35 @@ async fn file_checkpoints_let_rewind_files_restore_a_written_file() {
     let done = claude.rewind_files(prompt, false).await.unwrap();
     assert_eq!(done.can_rewind, Some(true), "{done:?}");
     assert!(!note.exists(), "the file the turn created is gone again");
+    claude.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_named_live_methods_reach_the_real_cli() {
+    let model = FakeModel::start(Script::new().rule(Rule::any().reply(Reply::text("Done."))))
+        .await
+        .unwrap();
+    let (options, _env) = options(&model);
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    // What the initialize answer offers.
+    let models = claude.supported_models();
+    assert!(models.iter().any(|m| m.value == "sonnet"), "{models:?}");
+    assert!(!claude.supported_commands().is_empty());
+    assert!(claude
+        .supported_agents()
+        .iter()
+        .any(|a| a.name == "general-purpose"));
+    assert!(claude.account_info().is_some());
+    claude.send("hello").unwrap();
+    let _ = until_result(&mut events).await;
+    // Live requests the CLI answers.
+    claude.set_max_thinking_tokens(Some(1024)).await.unwrap();
+    claude.set_max_thinking_tokens(None).await.unwrap();
+    claude.background_tasks(None).await.unwrap();
+    let cost = claude.session_cost().await.unwrap();
+    assert!(cost.extra_paths().is_empty(), "{cost:?}");
+    // An unknown server is refused with the CLI's error, typed.
+    assert!(claude.mcp_toggle("no-such-server", false).await.is_err());
+    assert!(claude.mcp_reconnect("no-such-server").await.is_err());
     claude.close().await.unwrap();
 }
