@@ -134,3 +134,45 @@ fn check_effects(tools: &[String], system: &str, init: &SystemMessage) {
         init.agents
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagent_defined_in_initialize_runs_through_the_agent_tool() {
+    use byre_testkit::Match;
+    let script = Script::new()
+        .rule(
+            Rule::when(Match::user_text_contains("REVIEW-TASK")).reply(Reply::text("Looks fine.")),
+        )
+        .rule(
+            Rule::when(Match::user_text_contains("ask the reviewer")).reply(Reply::tool_use(
+                "Agent",
+                json!({"description": "Review", "prompt": "REVIEW-TASK: check the change",
+                       "subagent_type": "reviewer"}),
+            )),
+        )
+        .rule(
+            Rule::when(Match::has_tool_result(true)).reply(Reply::text("The reviewer is happy.")),
+        );
+    let model = FakeModel::start(script).await.unwrap();
+    let (options, _env) = options(&model);
+    let options = options.agents(json!({"reviewer": {
+        "description": "Reviews a change", "prompt": "You are the REVIEWER-PERSONA."}}));
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    claude.send("please ask the reviewer").unwrap();
+    let (_, result) = until_result(&mut events).await;
+    assert_eq!(result.result.as_deref(), Some("The reviewer is happy."));
+    claude.close().await.unwrap();
+    // The subagent's own request carries its definition's prompt.
+    let sub = model
+        .message_requests()
+        .into_iter()
+        .find(|r| {
+            r.last_user_text()
+                .is_some_and(|t| t.contains("REVIEW-TASK"))
+        })
+        .expect("the subagent's request");
+    assert!(
+        sub.body["system"].to_string().contains("REVIEWER-PERSONA"),
+        "{}",
+        sub.body["system"]
+    );
+}
