@@ -16,7 +16,8 @@ use super::error::Error;
 impl Claude {
     /// Restores the files the session changed to how they were at user message
     /// `user_message_id` (a `user` line's `uuid`); with `dry_run`, only says what would
-    /// change. Needs file checkpointing ([`Options::file_checkpointing`](crate::Options::file_checkpointing)).
+    /// change. Needs file checkpointing
+    /// ([`Options::file_checkpointing`](crate::Options::file_checkpointing)).
     pub async fn rewind_files(
         &self,
         user_message_id: impl Into<String>,
