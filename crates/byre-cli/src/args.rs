@@ -216,16 +216,11 @@ impl SessionArgs {
     }
 }
 
-/// A JSON object given inline (starting with `{`) or as a file.
-fn json_object(
-    flag: &'static str,
+/// A JSON value given inline (when it starts with `{`) or as a file; `fail` words the error.
+fn inline_or_file<E>(
     given: &str,
-) -> Result<serde_json::Map<String, serde_json::Value>, CliError> {
-    let fail = |why: String| CliError::JsonArg {
-        flag,
-        given: given.to_owned(),
-        why,
-    };
+    fail: impl Fn(String) -> E,
+) -> Result<serde_json::Map<String, serde_json::Value>, E> {
     let text = if given.trim_start().starts_with('{') {
         given.to_owned()
     } else {
@@ -234,21 +229,26 @@ fn json_object(
     serde_json::from_str(&text).map_err(|e| fail(format!("not a JSON object: {e}")))
 }
 
+/// A JSON object given to `flag`, inline or as a file.
+fn json_object(
+    flag: &'static str,
+    given: &str,
+) -> Result<serde_json::Map<String, serde_json::Value>, CliError> {
+    inline_or_file(given, |why| CliError::JsonArg {
+        flag,
+        given: given.to_owned(),
+        why,
+    })
+}
+
 /// The servers of one `--mcp-config`: inline JSON when it starts with `{`, else a file.
 fn mcp_servers(given: &str) -> Result<serde_json::Map<String, serde_json::Value>, CliError> {
     let fail = |why: String| CliError::McpConfig {
         given: given.to_owned(),
         why,
     };
-    let text = if given.trim_start().starts_with('{') {
-        given.to_owned()
-    } else {
-        std::fs::read_to_string(given).map_err(|e| fail(e.to_string()))?
-    };
-    let config: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| fail(format!("not JSON: {e}")))?;
-    match config.get("mcpServers") {
-        Some(serde_json::Value::Object(servers)) => Ok(servers.clone()),
+    match inline_or_file(given, fail)?.remove("mcpServers") {
+        Some(serde_json::Value::Object(servers)) => Ok(servers),
         _ => Err(fail("no \"mcpServers\" object".into())),
     }
 }

@@ -159,7 +159,7 @@ pub struct Launch {
     pub effort: Option<String>,
     /// `--max-thinking-tokens`.
     pub max_thinking_tokens: Option<u32>,
-    /// `--thinking` (or `--max-thinking-tokens` for a budget).
+    /// `--thinking` (a budget is `--max-thinking-tokens`, over [`Launch::max_thinking_tokens`]).
     pub thinking: Option<Thinking>,
     /// `--thinking-display` (`summarized`, `omitted`, ...; not with thinking disabled).
     pub thinking_display: Option<String>,
@@ -306,7 +306,12 @@ impl Launch {
         if let Some(effort) = &self.effort {
             a.value("--effort", effort);
         }
-        if let Some(n) = self.max_thinking_tokens {
+        // A budget is the one `--max-thinking-tokens`, whichever field gives it.
+        let budget = match self.thinking {
+            Some(Thinking::Budget(n)) => Some(n),
+            _ => self.max_thinking_tokens,
+        };
+        if let Some(n) = budget {
             a.value("--max-thinking-tokens", &n.to_string());
         }
         if let Some(schema) = &self.json_schema {
@@ -315,8 +320,7 @@ impl Launch {
         match self.thinking {
             Some(Thinking::Adaptive) => a.equals("--thinking", "adaptive"),
             Some(Thinking::Disabled) => a.equals("--thinking", "disabled"),
-            Some(Thinking::Budget(n)) => a.value("--max-thinking-tokens", &n.to_string()),
-            None => {}
+            Some(Thinking::Budget(_)) | None => {}
         }
         if let (Some(display), false) = (
             &self.thinking_display,
