@@ -1,5 +1,5 @@
-//! Options that change what the real CLI does, offline: thinking, no session persistence,
-//! a settings file, and file checkpointing with `rewind_files`.
+//! Options that change what the real CLI does, offline: thinking, a task budget, no session
+//! persistence, a settings file, and file checkpointing with `rewind_files`.
 
 use byre_session::proto::FindUnknown;
 use byre_session::proto::UserMessage;
@@ -33,10 +33,14 @@ async fn the_thinking_mode_and_display_reach_the_model_request() {
     let thinking = &model.message_requests()[0].body["thinking"];
     assert_eq!(thinking["type"], "adaptive", "{thinking}");
     assert_eq!(thinking["display"], "summarized", "{thinking}");
-    // `--thinking=disabled` is taken, but the fake catalogue's models all say
-    // `supportsThinkingOff: false`, so the CLI keeps thinking on: nothing to see offline.
-    let (model, _env) = one(|o| o.thinking(Thinking::Disabled)).await;
-    assert!(model.message_requests()[0].body.get("thinking").is_some());
+    // The CLI's default models say `supportsThinkingOff: false` and keep thinking on;
+    // a model that may think less takes `disabled`, and thinks with a budget otherwise.
+    let (model, _env) = one(|o| o.model("claude-sonnet-4-5").thinking(Thinking::Disabled)).await;
+    let thinking = &model.message_requests()[0].body["thinking"];
+    assert_eq!(thinking, &json!({"type": "disabled"}));
+    let (model, _env) = one(|o| o.model("claude-sonnet-4-5")).await;
+    let thinking = &model.message_requests()[0].body["thinking"];
+    assert_eq!(thinking["type"], "enabled", "{thinking}");
 }
 
 /// The `.jsonl` session files under the scratch `HOME`.
@@ -140,4 +144,18 @@ async fn the_named_live_methods_reach_the_real_cli() {
     assert!(claude.mcp_toggle("no-such-server", false).await.is_err());
     assert!(claude.mcp_reconnect("no-such-server").await.is_err());
     claude.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_budget_reaches_the_model_request() {
+    let (model, _env) = one(|o| o.task_budget(50_000)).await;
+    let config = &model.message_requests()[0].body["output_config"];
+    assert_eq!(
+        config["task_budget"],
+        json!({"total": 50_000, "type": "tokens"}),
+        "{config}"
+    );
+    let (model, _env) = one(|o| o).await;
+    let config = &model.message_requests()[0].body["output_config"];
+    assert!(config.get("task_budget").is_none(), "{config}");
 }
