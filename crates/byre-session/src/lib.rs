@@ -78,7 +78,7 @@ pub use byre_proto::{
 #[cfg(feature = "driver")]
 pub use byre_transport as transport;
 #[cfg(feature = "driver")]
-pub use byre_transport::{Delivery, Thinking};
+pub use byre_transport::{Delivery, Local, Spawn, Thinking, Wrapper};
 #[cfg(feature = "driver")]
 pub use schemars::{self, JsonSchema};
 

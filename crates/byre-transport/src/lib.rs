@@ -2,13 +2,15 @@
 //! recovers from over-long lines, the decoding of a line as a step of its own, and the launcher
 //! that finds `claude` and builds its argv and environment.
 //!
-//! The process runs in its own process group with stderr drained into a bounded buffer, and
+//! A [`Spawn`]er starts the CLI: by default a local child ([`Local`]), or through another
+//! command ([`Wrapper`]: `sudo`, `docker exec`, `ssh`). The local process runs in its own process group with stderr drained into a bounded buffer, and
 //! shuts down without leaving a zombie or an orphan. The transcript module reads and writes the
 //! one transcript format: every line in both directions, the account email redacted.
 
 mod codec;
 mod launch;
 mod process;
+mod spawn;
 mod transcript;
 
 pub use crate::codec::{
@@ -21,6 +23,10 @@ pub use crate::launch::{
 };
 pub use crate::process::{
     exit_hint, CliProcess, ExitInfo, ProcessOptions, StderrCallback, StderrTail, Stopped,
+};
+pub use crate::spawn::{
+    shell_quote, BoxFuture, ChildHandle, CliOutput, CliStdin, Local, Spawn, SpawnRequest, Spawned,
+    Wrapper,
 };
 pub use crate::transcript::{
     read_transcript, transcript_cli_version, TranscriptDir, TranscriptError, TranscriptKind,

@@ -1,19 +1,22 @@
-//! The CLI process: spawned in its own process group, stderr always drained into a bounded
-//! buffer, and shut down without leaving a zombie or an orphan.
+//! The CLI process: started by a spawner (by default in its own process group), stderr always
+//! drained into a bounded buffer, and shut down without leaving a zombie or an orphan.
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::ChildStdout;
 use tokio::task::JoinHandle;
 
 use crate::launch::{Launch, LaunchError};
+use crate::spawn::{
+    program_of, spawn_local, ChildHandle, CliOutput, CliStdin, Spawn, SpawnRequest, Spawned,
+};
 
 /// Called with each stderr line of the CLI, without its newline.
 pub type StderrCallback = Arc<dyn Fn(&str) + Send + Sync>;
@@ -149,16 +152,18 @@ pub struct ExitInfo {
 
 /// A running CLI process.
 ///
-/// The process leads its own process group, so signals reach the tools it started too. Its
-/// stderr is always read (an unread pipe would block it) into a bounded [`StderrTail`].
-/// Dropping a `CliProcess` whose process still runs kills the whole group; tokio reaps the
+/// Started by a [`Spawn`]er: by default ([`Local`]) the CLI leads its own process group, so
+/// signals reach the tools it started too. Its stderr is always read (an unread pipe would
+/// block it) into a bounded [`StderrTail`]. Dropping a `CliProcess` whose process still runs
+/// kills it ([`ChildHandle::kill`]: the whole group, for a local one); tokio reaps a local
 /// child, so no zombie is left.
 pub struct CliProcess {
-    child: Child,
+    child: Box<dyn ChildHandle>,
     pid: u32,
     program: PathBuf,
-    stdin: Option<ChildStdin>,
-    stdout: Option<ChildStdout>,
+    argv: Vec<OsString>,
+    stdin: Option<CliStdin>,
+    stdout: Option<CliOutput>,
     stderr: StderrTail,
     stderr_task: Option<JoinHandle<()>>,
     options: ProcessOptions,
@@ -170,6 +175,7 @@ impl fmt::Debug for CliProcess {
         f.debug_struct("CliProcess")
             .field("pid", &self.pid)
             .field("program", &self.program)
+            .field("child", &self.child)
             .field("status", &self.status)
             .finish_non_exhaustive()
     }
@@ -193,63 +199,71 @@ impl CliProcess {
         launch: &Launch,
         options: ProcessOptions,
     ) -> Result<CliProcess, LaunchError> {
-        let mut command = Command::new(program);
-        command
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        #[cfg(unix)]
-        command.process_group(0);
-        if let Some(cwd) = &launch.cwd {
-            command.current_dir(cwd);
-        }
-        for (name, value) in launch.env_changes() {
-            match value {
-                Some(value) => command.env(name, value),
-                None => command.env_remove(name),
-            };
-        }
-        let mut child = command.spawn().map_err(|source| LaunchError::Spawn {
-            path: program.to_path_buf(),
-            source,
-        })?;
-        let pid = child.id().unwrap_or_default();
-        if let (Some(stdout), Some(size)) = (&child.stdout, options.stdout_pipe_size) {
-            resize_pipe(stdout, size);
-        }
+        let mut argv = vec![program.as_os_str().to_owned()];
+        argv.extend(args);
+        let spawned = spawn_local(argv, launch, true, options.stdout_pipe_size)?;
+        Ok(Self::from_spawned(spawned, options))
+    }
+
+    /// Starts the CLI with `spawner` (the local default is [`Local`]).
+    pub async fn start(
+        spawner: &dyn Spawn,
+        launch: &Launch,
+        options: ProcessOptions,
+    ) -> Result<CliProcess, LaunchError> {
+        let request = SpawnRequest::new(launch).with_stdout_pipe_size(options.stdout_pipe_size);
+        let spawned = spawner.spawn(request).await?;
+        Ok(Self::from_spawned(spawned, options))
+    }
+
+    /// Takes over a started CLI: drains its stderr, and stops it as [`CliProcess::shutdown`]
+    /// says.
+    pub fn from_spawned(spawned: Spawned, options: ProcessOptions) -> CliProcess {
+        let Spawned {
+            stdin,
+            stdout,
+            stderr: stderr_pipe,
+            child,
+            argv,
+        } = spawned;
         let stderr = StderrTail::with_capacity(options.stderr_capacity.max(1));
-        let stderr_task = child.stderr.take().map(|pipe| {
+        let stderr_task = stderr_pipe.map(|pipe| {
             let tail = stderr.clone();
             let callback = options.on_stderr_line.clone();
             tokio::spawn(drain_stderr(pipe, tail, callback))
         });
-        Ok(CliProcess {
-            stdin: child.stdin.take(),
-            stdout: child.stdout.take(),
+        CliProcess {
+            pid: child.id().unwrap_or_default(),
+            program: program_of(&argv).to_path_buf(),
+            argv,
             child,
-            pid,
-            program: program.to_path_buf(),
+            stdin: Some(stdin),
+            stdout: Some(stdout),
             stderr,
             stderr_task,
             options,
             status: None,
-        })
+        }
     }
 
-    /// The process id (also its process group id).
+    /// The process id (also its process group id, for a local CLI); 0 when the spawner gave
+    /// none.
     pub fn pid(&self) -> u32 {
         self.pid
     }
 
+    /// What was run, program first (a wrapper's command line includes the wrapper).
+    pub fn argv(&self) -> &[OsString] {
+        &self.argv
+    }
+
     /// Takes the write end of its stdin.
-    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
+    pub fn take_stdin(&mut self) -> Option<CliStdin> {
         self.stdin.take()
     }
 
     /// Takes the read end of its stdout.
-    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
+    pub fn take_stdout(&mut self) -> Option<CliOutput> {
         self.stdout.take()
     }
 
@@ -277,9 +291,10 @@ impl CliProcess {
     }
 
     /// Stops the process: closes stdin, waits [`ProcessOptions::exit_grace`] for it to exit
-    /// (the CLI flushes its session file then), sends SIGTERM to its process group, waits
-    /// [`ProcessOptions::term_grace`], then SIGKILL. Whatever way it ends, the rest of its
-    /// process group is killed too, so no tool it started is left behind.
+    /// (the CLI flushes its session file then), terminates it (SIGTERM to a local process
+    /// group), waits [`ProcessOptions::term_grace`], then kills it (SIGKILL). Whatever way it
+    /// ends, it is killed once more, so that nothing it started is left behind (the rest of a
+    /// local process group).
     pub async fn shutdown(mut self) -> std::io::Result<ExitInfo> {
         let stopped = if self.try_status().is_some() {
             Stopped::AlreadyExited
@@ -288,18 +303,18 @@ impl CliProcess {
             if self.wait_for(self.options.exit_grace).await {
                 Stopped::Exited
             } else {
-                self.signal_group(Signal::Term);
+                self.child.terminate();
                 if self.wait_for(self.options.term_grace).await {
                     Stopped::Terminated
                 } else {
-                    self.signal_group(Signal::Kill);
+                    self.child.kill();
                     self.wait().await?;
                     Stopped::Killed
                 }
             }
         };
         // The leader is gone; anything left in its group is an orphan to be.
-        self.signal_group(Signal::Kill);
+        self.child.kill();
         let status = self.wait().await?;
         if let Some(task) = self.stderr_task.take() {
             // The pipe closes when the last holder exits; do not wait on a stray holder.
@@ -322,7 +337,7 @@ impl CliProcess {
         let status = match tokio::time::timeout(self.options.term_grace, self.wait()).await {
             Ok(Ok(status)) => status,
             _ => {
-                self.signal_group(Signal::Kill);
+                self.child.kill();
                 match self.wait().await {
                     Ok(status) => status,
                     Err(source) => {
@@ -350,18 +365,13 @@ impl CliProcess {
             stderr_tail,
         }
     }
-
-    fn signal_group(&self, signal: Signal) {
-        if self.pid != 0 {
-            signal_group(self.pid, signal);
-        }
-    }
 }
 
 impl Drop for CliProcess {
     fn drop(&mut self) {
-        // kill_on_drop kills the leader and tokio reaps it; the group is killed here.
-        self.signal_group(Signal::Kill);
+        // For a local child, kill_on_drop kills the leader and tokio reaps it; the group is
+        // killed here.
+        self.child.kill();
         if let Some(task) = self.stderr_task.take() {
             task.abort();
         }
@@ -369,15 +379,19 @@ impl Drop for CliProcess {
 }
 
 #[derive(Clone, Copy)]
-enum Signal {
+pub(crate) enum Signal {
     Term,
     Kill,
 }
 
+/// Sends `signal` to the process group `pgid` (nothing for 0).
 #[cfg(unix)]
-fn signal_group(pgid: u32, signal: Signal) {
+pub(crate) fn signal_group(pgid: u32, signal: Signal) {
     use nix::sys::signal::{killpg, Signal as S};
     use nix::unistd::Pid;
+    if pgid == 0 {
+        return;
+    }
     let signal = match signal {
         Signal::Term => S::SIGTERM,
         Signal::Kill => S::SIGKILL,
@@ -389,13 +403,9 @@ fn signal_group(pgid: u32, signal: Signal) {
 }
 
 #[cfg(not(unix))]
-fn signal_group(_pgid: u32, _signal: Signal) {}
+pub(crate) fn signal_group(_pgid: u32, _signal: Signal) {}
 
-async fn drain_stderr(
-    pipe: tokio::process::ChildStderr,
-    tail: StderrTail,
-    callback: Option<StderrCallback>,
-) {
+async fn drain_stderr(pipe: CliOutput, tail: StderrTail, callback: Option<StderrCallback>) {
     let mut reader = BufReader::new(pipe);
     let mut line = Vec::new();
     loop {
@@ -438,7 +448,7 @@ pub fn exit_hint(stderr: &str) -> Option<&'static str> {
 /// Asks the kernel to resize the pipe to `size` bytes, capped at what an unprivileged user may
 /// ask for. Where it refuses, the pipe keeps its size: a smaller pipe is slower, not wrong.
 #[cfg(target_os = "linux")]
-fn resize_pipe(pipe: &ChildStdout, size: usize) {
+pub(crate) fn resize_pipe(pipe: &ChildStdout, size: usize) {
     use nix::fcntl::{fcntl, FcntlArg};
     use std::os::fd::AsRawFd;
     // Read once: it is a system setting.
@@ -454,4 +464,4 @@ fn resize_pipe(pipe: &ChildStdout, size: usize) {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn resize_pipe(_: &ChildStdout, _: usize) {}
+pub(crate) fn resize_pipe(_: &ChildStdout, _: usize) {}

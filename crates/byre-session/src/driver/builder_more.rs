@@ -146,4 +146,13 @@ impl Options {
         }
         Ok(())
     }
+
+    /// Starts the CLI with `spawner` instead of as a local child process: through a wrapper
+    /// command ([`Wrapper`](byre_transport::Wrapper): `sudo -u`, `nice`, `docker exec`,
+    /// `ssh`) or any [`Spawn`](byre_transport::Spawn) implementation. Each spawner documents
+    /// how it is stopped.
+    pub fn spawn(mut self, spawner: impl byre_transport::Spawn + 'static) -> Self {
+        self.spawn = Some(std::sync::Arc::new(spawner));
+        self
+    }
 }

@@ -10,7 +10,7 @@ use byre_proto::{
     CliMessage, ControlRequestBody, HookEvent, HookMatcher, HostRequest, InitializeResponse,
     RawJson, UserMessage,
 };
-use byre_transport::{find_claude, CliProcess, ExitInfo, TranscriptWriter};
+use byre_transport::{CliProcess, ExitInfo, TranscriptWriter};
 use futures::{Stream, StreamExt};
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -153,7 +153,6 @@ impl Claude {
         if !hooks.is_empty() {
             initialize.hooks = Some(hooks);
         }
-        let program = find_claude(options.launch.program.as_deref()).map_err(Error::from)?;
         // Created first, so that its times count from the start of the process.
         let mut transcript = match &options.transcript {
             Some(path) => Some(
@@ -166,14 +165,6 @@ impl Claude {
             ),
             None => None,
         };
-        if let (Some(t), true) = (&mut transcript, options.transcript_launch) {
-            let _ = t.record_note(&launch_note(&program, &options.launch));
-            let cwd = match &options.launch.cwd {
-                Some(cwd) => cwd.clone(),
-                None => std::env::current_dir().unwrap_or_default(),
-            };
-            let _ = t.record_note(&format!("cwd: {}", cwd.display()));
-        }
         let mcp_set = match options.launch.mcp_config() {
             Some(Value::Object(mut config)) => match config.remove("mcpServers") {
                 Some(Value::Object(servers)) => servers,
@@ -181,8 +172,21 @@ impl Claude {
             },
             _ => Map::new(),
         };
-        let mut process = CliProcess::spawn(&program, &options.launch, options.process.clone())
+        let spawner = options
+            .spawn
+            .clone()
+            .unwrap_or_else(|| Arc::new(byre_transport::Local));
+        let mut process = CliProcess::start(&*spawner, &options.launch, options.process.clone())
+            .await
             .map_err(Error::from)?;
+        if let (Some(t), true) = (&mut transcript, options.transcript_launch) {
+            let _ = t.record_note(&launch_note(process.argv()));
+            let cwd = match &options.launch.cwd {
+                Some(cwd) => cwd.clone(),
+                None => std::env::current_dir().unwrap_or_default(),
+            };
+            let _ = t.record_note(&format!("cwd: {}", cwd.display()));
+        }
         if let Some(questions) = options.questions.take() {
             let permissions = options.handlers.remove("can_use_tool");
             options

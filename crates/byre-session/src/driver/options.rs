@@ -53,8 +53,10 @@ pub struct Options {
     /// Keeps `stream_event` lines in the transcript (left out by default: they are most of its
     /// size).
     pub transcript_stream_events: bool,
-    /// Starts the transcript with two notes: the CLI's argv and its working directory. Off by
-    /// default, as the argv holds `--settings` and `--mcp-config`, which may carry secrets.
+    /// Starts the transcript with two notes: the command line that started the CLI (a
+    /// wrapper's included) and its working directory. Off by default, as with
+    /// [`Delivery::Argv`](byre_transport::Delivery::Argv) the command line holds `--settings`
+    /// and `--mcp-config`, which may carry secrets.
     pub transcript_launch: bool,
     /// How long `initialize` and other requests may take; 60 s by default.
     pub request_timeout: Option<Duration>,
@@ -65,6 +67,8 @@ pub struct Options {
     /// Starts with a CLI older than [`OLDEST_SUPPORTED_CLI`](crate::OLDEST_SUPPORTED_CLI)
     /// instead of failing with [`Error::UnsupportedCli`]. Off by default.
     pub any_cli_version: bool,
+    /// Starts the CLI; a local child process ([`Local`](byre_transport::Local)) when `None`.
+    pub spawn: Option<Arc<dyn byre_transport::Spawn>>,
     pub(super) settings_file: Option<PathBuf>,
     pub(super) system_prompt_file: Option<PathBuf>,
     pub(super) hooks: Vec<(Hook, HookHandler)>,
@@ -107,6 +111,7 @@ impl std::fmt::Debug for Options {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Options")
             .field("launch", &self.launch)
+            .field("spawn", &self.spawn)
             .field("hooks", &self.hooks.len())
             .field("handlers", &self.handlers.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
@@ -338,15 +343,12 @@ impl Options {
     }
 }
 
-/// The transcript note of the argv: `argv: ["/path/to/claude","--output-format",...]`.
-pub(super) fn launch_note(program: &std::path::Path, launch: &Launch) -> String {
-    let mut argv = vec![program.to_string_lossy().into_owned()];
-    argv.extend(
-        launch
-            .args()
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned()),
-    );
+/// The transcript note of the command line: `argv: ["/path/to/claude","--output-format",...]`.
+pub(super) fn launch_note(argv: &[std::ffi::OsString]) -> String {
+    let argv: Vec<String> = argv
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     format!("argv: {}", Value::from(argv))
 }
 

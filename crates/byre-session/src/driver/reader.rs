@@ -13,10 +13,10 @@
 //! [`BATCH_LINES`] lines. When the driver stops taking batches (its consumer is slow), the
 //! decoders stop, then the reading task stops reading, and the CLI's writes block.
 
+use byre_transport::CliOutput;
 use byre_transport::{decode_line, Frame, LineFrame, NdjsonCodec};
 use bytes::Bytes;
 use futures::{FutureExt, StreamExt};
-use tokio::process::ChildStdout;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::codec::FramedRead;
@@ -52,7 +52,7 @@ pub(super) struct Reader {
 impl Reader {
     /// Starts reading `stdout`, with lines of at most `max_line` bytes; `keep_lines` keeps each
     /// line's bytes beside its message.
-    pub(super) fn spawn(stdout: ChildStdout, max_line: usize, keep_lines: bool) -> Reader {
+    pub(super) fn spawn(stdout: CliOutput, max_line: usize, keep_lines: bool) -> Reader {
         let frames =
             FramedRead::with_capacity(stdout, NdjsonCodec::with_max_line(max_line), READ_BUFFER);
         let mut framed_senders = Vec::with_capacity(DECODERS);
@@ -94,7 +94,7 @@ impl Drop for Reader {
 /// to the decoders in turn. A batch takes the lines already in the read buffer after its
 /// first, so a fast stream moves in batches and a slow one line by line, without waiting.
 async fn read(
-    mut frames: FramedRead<ChildStdout, NdjsonCodec>,
+    mut frames: FramedRead<CliOutput, NdjsonCodec>,
     decoders: Vec<mpsc::Sender<Vec<LineFrame>>>,
 ) {
     for turn in (0..decoders.len()).cycle() {

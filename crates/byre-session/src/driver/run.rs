@@ -50,7 +50,7 @@ pub(super) struct Driver {
     pub(super) process: Option<CliProcess>,
     pub(super) reader: reader::Reader,
     /// The CLI's stdin, while it is open.
-    pub(super) writer: Option<tokio::process::ChildStdin>,
+    pub(super) writer: Option<byre_transport::CliStdin>,
     pub(super) events: queue::Producer<Event>,
     /// How many events at the front of the core's queue the driver has looked at already.
     pub(super) seen: usize,

@@ -12,6 +12,7 @@ mod more_options;
 mod pool;
 mod run_end;
 mod session;
+mod spawn;
 mod support;
 mod surface;
 mod tasks;

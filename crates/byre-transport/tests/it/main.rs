@@ -3,4 +3,5 @@
 mod codec;
 mod launch;
 mod process;
+mod spawn;
 mod transcript;

@@ -310,10 +310,17 @@ async fn the_real_cli_accepts_the_argv_and_reports_the_root_refusal() {
     }
 }
 
-/// The size of the pipe behind `fd`.
+/// The size of the pipe behind the stdout of `process`, opened again through `/proc`.
 #[cfg(target_os = "linux")]
-fn pipe_size(fd: &impl std::os::fd::AsRawFd) -> i32 {
-    nix::fcntl::fcntl(fd.as_raw_fd(), nix::fcntl::FcntlArg::F_GETPIPE_SZ).expect("a pipe")
+fn pipe_size(process: &CliProcess) -> i32 {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let pipe = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(format!("/proc/{}/fd/1", process.pid()))
+        .expect("the stdout pipe opens");
+    nix::fcntl::fcntl(pipe.as_raw_fd(), nix::fcntl::FcntlArg::F_GETPIPE_SZ).expect("a pipe")
 }
 
 #[cfg(target_os = "linux")]
@@ -329,18 +336,15 @@ async fn the_stdout_pipe_is_widened_as_asked() {
         ..quick()
     };
 
-    let mut default = spawn(&[], quick());
-    let stdout = default.take_stdout().expect("stdout");
-    assert_eq!(pipe_size(&stdout), (256 * 1024).min(max));
+    let default = spawn(&[], quick());
+    assert_eq!(pipe_size(&default), (256 * 1024).min(max));
 
-    let mut wide = spawn(&[], sized(Some(1 << 20)));
-    let stdout = wide.take_stdout().expect("stdout");
-    assert_eq!(pipe_size(&stdout), (1 << 20).min(max));
+    let wide = spawn(&[], sized(Some(1 << 20)));
+    assert_eq!(pipe_size(&wide), (1 << 20).min(max));
 
     // `None` leaves the system's default (16 pages).
-    let mut untouched = spawn(&[], sized(None));
-    let stdout = untouched.take_stdout().expect("stdout");
-    assert_eq!(pipe_size(&stdout), 64 * 1024);
+    let untouched = spawn(&[], sized(None));
+    assert_eq!(pipe_size(&untouched), 64 * 1024);
 
     for process in [default, wide, untouched] {
         process.shutdown().await.expect("it stops");
