@@ -51,6 +51,8 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
+
 use byre_proto::{
     CliControlRequest, CliMessage, CliRequest, ControlResponse, ControlResponseBody, HostMessage,
     HostRequest, InitializeRequest, InitializeResponse, JsonRpcMessage, McpMessageResponse,
@@ -171,7 +173,14 @@ pub struct Session<T = ()> {
     tasks: TaskTree,
     transmit: VecDeque<HostMessage>,
     events: VecDeque<Event>,
+    /// The ids of the CLI's requests answered most recently (at most [`RECENT_ANSWERS`]): a
+    /// request an `initialize` answer lists as pending while its answer is on its way is not
+    /// dispatched again.
+    answered: VecDeque<RequestId>,
 }
+
+/// How many answered request ids a session remembers.
+const RECENT_ANSWERS: usize = 256;
 
 impl Session<()> {
     /// A session that starts by sending `initialize`.
@@ -211,6 +220,7 @@ impl<T> Session<T> {
             tasks: TaskTree::new(),
             transmit: VecDeque::new(),
             events: VecDeque::new(),
+            answered: VecDeque::new(),
         };
         let init = HostRequest::Initialize(session.config.initialize.clone());
         let timeout = session.config.initialize_timeout;
@@ -221,6 +231,11 @@ impl<T> Session<T> {
     /// Whether the `initialize` answer has arrived.
     pub fn is_initialized(&self) -> bool {
         self.state == State::Ready
+    }
+
+    /// The configuration it runs with.
+    pub fn config(&self) -> &SessionConfig {
+        &self.config
     }
 
     /// Whether the session is closed (the CLI exited or the host closed it), and why.
@@ -383,6 +398,21 @@ impl<T> Session<T> {
         self.check_open()?;
         let timeout = Some(timeout.unwrap_or(self.config.request_timeout));
         Ok(self.send_request(now, request, timeout, Some(data)))
+    }
+
+    /// Sends the `initialize` request again on the live session (the same request: hooks and
+    /// in-process servers are registered again). Its answer comes as [`Event::Response`] and
+    /// [`Action::Answered`]; the CLI's requests it lists as still waiting (permission prompts,
+    /// user dialogs, elicitations) that this session has not seen or has not answered are
+    /// dispatched as if they had just come, and those in flight are not dispatched twice.
+    pub fn reinitialize(
+        &mut self,
+        now: Instant,
+        timeout: Option<Duration>,
+        data: T,
+    ) -> Result<RequestId, UsageError> {
+        let request = HostRequest::Initialize(self.config.initialize.clone());
+        self.request_with(now, request, timeout, data)
     }
 
     /// Fails a host request that could not be sent (it does not encode): its caller gets
@@ -602,6 +632,12 @@ impl<T> Session<T> {
             };
             self.actions.push_back(Action::Ready(ready));
         }
+        let redeliver = match (&response.response, pending.subtype.as_str()) {
+            (ControlResponseBody::Success(ok), "initialize") if self.state == State::Ready => {
+                Self::pending_requests(ok)
+            }
+            _ => Vec::new(),
+        };
         self.actions.push_back(Action::Answered {
             id: id.clone(),
             subtype: pending.subtype.clone(),
@@ -613,6 +649,54 @@ impl<T> Session<T> {
             subtype: pending.subtype,
             result,
         });
+        for envelope in redeliver {
+            self.redeliver(envelope);
+        }
+    }
+
+    /// The CLI's requests an `initialize` answer lists as still waiting, in its order.
+    fn pending_requests(ok: &byre_proto::ControlSuccess) -> Vec<Value> {
+        [
+            &ok.pending_permission_requests,
+            &ok.pending_user_dialog_requests,
+            &ok.pending_elicitation_requests,
+        ]
+        .into_iter()
+        .flatten()
+        .flatten()
+        .cloned()
+        .collect()
+    }
+
+    /// Dispatches a request an `initialize` answer lists as waiting, unless it is in flight
+    /// or was answered already (its answer is on its way).
+    fn redeliver(&mut self, envelope: Value) {
+        let id = envelope.get("request_id").and_then(Value::as_str);
+        let Some(id) = id.map(RequestId::new) else {
+            self.events
+                .push_back(Event::Protocol(ProtocolViolation::UndecodableRequest {
+                    id: String::new(),
+                    why: "a pending request without a request_id".into(),
+                }));
+            return;
+        };
+        if self.requests.incoming.get(&id).is_some() || self.answered.contains(&id) {
+            return;
+        }
+        match serde_json::from_value::<CliControlRequest>(envelope) {
+            Ok(request) => self.on_request(&request),
+            Err(e) => {
+                self.reply(
+                    id.as_str(),
+                    Err(format!("the request does not decode: {e}")),
+                );
+                self.events
+                    .push_back(Event::Protocol(ProtocolViolation::UndecodableRequest {
+                        id: id.into_string(),
+                        why: e.to_string(),
+                    }));
+            }
+        }
     }
 
     /// Why the CLI that sent `init` is refused: a version older than the configured minimum.
@@ -725,6 +809,10 @@ impl<T> Session<T> {
     }
 
     fn reply(&mut self, id: &str, answer: Answer) {
+        if self.answered.len() == RECENT_ANSWERS {
+            self.answered.pop_front();
+        }
+        self.answered.push_back(RequestId::new(id));
         let response = match answer {
             Ok(payload) => ControlResponse::success(id, Some(payload)),
             Err(message) => ControlResponse::error(id, message, None),

@@ -31,6 +31,11 @@ pub(super) enum Command {
         Option<Duration>,
         oneshot::Sender<Result<Option<RawJson>, Error>>,
     ),
+    /// Send the session's `initialize` request again.
+    Reinitialize(
+        Option<Duration>,
+        oneshot::Sender<Result<Option<RawJson>, Error>>,
+    ),
     Close(oneshot::Sender<Result<ExitInfo, Error>>),
     Direct(Direct),
 }
@@ -622,7 +627,32 @@ impl Claude {
         self.shared.lock().expect("shared state").ended.is_some()
     }
 
-    /// The `initialize` answer.
+    /// Sends the session's `initialize` request again (hooks and in-process MCP servers are
+    /// registered again) and returns the fresh answer, which [`Claude::initialize_response`]
+    /// then gives. The CLI's requests still waiting that the answer lists (permission prompts,
+    /// user dialogs, elicitations) reach their handlers unless they are in flight already or
+    /// were answered: after a gap in the transport (a spawner that re-attaches to a running
+    /// CLI), nothing the CLI waits for is lost. A handler should be idempotent per request id.
+    pub async fn reinitialize(&self) -> Result<Arc<InitializeResponse>, Error> {
+        self.check_input()?;
+        let (tx, rx) = oneshot::channel();
+        self.commands
+            .send(Command::Reinitialize(None, tx))
+            .map_err(|_| Error::Closed(self.ended()))?;
+        let payload = rx.await.map_err(|_| Error::Closed(self.ended()))??;
+        let decoded = match &payload {
+            Some(raw) => raw.parse::<InitializeResponse>(),
+            None => serde_json::from_str("{}"),
+        };
+        let response = Arc::new(decoded.map_err(|e| Error::BadAnswer {
+            subtype: "initialize".into(),
+            message: e.to_string(),
+        })?);
+        self.shared.lock().expect("shared state").initialized = Some(response.clone());
+        Ok(response)
+    }
+
+    /// The `initialize` answer (the latest, after [`Claude::reinitialize`]).
     pub fn initialize_response(&self) -> Option<Arc<InitializeResponse>> {
         self.shared
             .lock()

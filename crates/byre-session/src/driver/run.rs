@@ -136,6 +136,10 @@ impl Driver {
                 Step::Command(Some(Command::Request(request, timeout, reply))) => {
                     self.request(request, timeout, reply)
                 }
+                Step::Command(Some(Command::Reinitialize(timeout, reply))) => {
+                    let initialize = self.session.config().initialize.clone();
+                    self.request(HostRequest::Initialize(initialize), timeout, reply)
+                }
                 Step::Command(Some(Command::Close(reply))) => {
                     let _ = reply.send(self.shutdown().await);
                     return;

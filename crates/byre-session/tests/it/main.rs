@@ -10,6 +10,7 @@ mod interleavings;
 mod mcp;
 mod more_options;
 mod pool;
+mod reattach;
 mod run_end;
 mod session;
 mod spawn;

@@ -501,3 +501,102 @@ fn a_bad_line_is_reported_and_the_session_goes_on() {
     );
     assert!(matches!(session.poll_event(), Some(Event::Message(_))));
 }
+
+/// A `can_use_tool` envelope for `id`, as the CLI sends it and lists it when pending.
+fn permission(id: &str) -> String {
+    format!(
+        r#"{{"type":"control_request","request_id":"{id}","request":{{"subtype":"can_use_tool","tool_name":"Bash","input":{{"command":"ls"}}}}}}"#
+    )
+}
+
+#[test]
+fn a_reinitialize_answer_redelivers_only_the_requests_not_in_flight_nor_answered() {
+    let now = Instant::now();
+    let mut config = SessionConfig::new(InitializeRequest::default());
+    config.answers.insert("can_use_tool".into());
+    config.answers.insert("request_user_dialog".into());
+    let mut session = ready_session(config, now);
+    // One prompt in flight, one answered (its answer may still be on its way).
+    session.handle_message(now, cli(&permission("in-flight")));
+    session.handle_message(now, cli(&permission("answered")));
+    let answered = RequestId::new("answered");
+    session
+        .answer(&answered, Ok(serde_json::json!({"behavior": "allow"})))
+        .unwrap();
+    while session.poll_event().is_some() {}
+    while session.poll_transmit().is_some() {}
+
+    let id = session.reinitialize(now, None, ()).unwrap();
+    let sent = session
+        .poll_transmit()
+        .expect("initialize again")
+        .to_value();
+    assert_eq!(sent["request"]["subtype"], "initialize");
+    assert_eq!(sent["request_id"], id.as_str());
+    let answer = format!(
+        r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"{id}","response":{{}},"pending_permission_requests":[{},{},{}],"pending_user_dialog_requests":[{}],"pending_elicitation_requests":[{}]}}}}"#,
+        permission("in-flight"),
+        permission("answered"),
+        permission("lost"),
+        r#"{"type":"control_request","request_id":"dialog","request":{"subtype":"request_user_dialog","dialog_kind":"x","payload":{}}}"#,
+        r#"{"type":"control_request","request_id":"bad","request":{"subtype":"elicitation","mcp_server_name":7}}"#,
+    );
+    session.handle_message(now, cli(&answer));
+    let events: Vec<_> = std::iter::from_fn(|| session.poll_event()).collect();
+    let asked: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Request { id, .. } => Some(id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asked, ["lost", "dialog"], "{events:#?}");
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::Protocol(ProtocolViolation::UndecodableRequest { id, .. }) if id == "bad"
+    )));
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, Event::Protocol(ProtocolViolation::DuplicateRequestId(_)))));
+    // The undecodable one is answered with an error at once; the others wait for the host.
+    let sent: Vec<Value> = std::iter::from_fn(|| session.poll_transmit())
+        .map(|m| m.to_value())
+        .collect();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["response"]["request_id"], "bad");
+    assert_eq!(sent[0]["response"]["subtype"], "error");
+    // A later answer to the redelivered one is taken once.
+    let lost = RequestId::new("lost");
+    session
+        .answer(&lost, Ok(serde_json::json!({"behavior": "allow"})))
+        .unwrap();
+    assert!(session
+        .answer(&lost, Ok(serde_json::json!({"behavior": "allow"})))
+        .is_err());
+}
+
+#[test]
+fn the_first_initialize_answer_delivers_the_requests_a_running_cli_waits_on() {
+    // A spawner that re-attaches to a CLI started earlier gets its waiting prompts this way.
+    let now = Instant::now();
+    let mut config = SessionConfig::new(InitializeRequest::default());
+    config.answers.insert("can_use_tool".into());
+    let mut session = Session::new(config, now);
+    let _ = session.poll_transmit();
+    let answer = format!(
+        r#"{{"type":"control_response","response":{{"subtype":"success","request_id":"req_1","response":{{}},"pending_permission_requests":[{}]}}}}"#,
+        permission("waiting")
+    );
+    session.handle_message(now, cli(&answer));
+    assert!(session.is_initialized());
+    let events: Vec<_> = std::iter::from_fn(|| session.poll_event()).collect();
+    let initialized = events
+        .iter()
+        .position(|e| matches!(e, Event::Initialized(_)))
+        .expect("initialized");
+    let asked = events
+        .iter()
+        .position(|e| matches!(e, Event::Request { id, .. } if id.as_str() == "waiting"))
+        .expect("the waiting prompt is asked");
+    assert!(initialized < asked);
+}
