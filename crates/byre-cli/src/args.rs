@@ -138,6 +138,11 @@ pub(crate) struct SessionArgs {
     /// Write nothing of the session to disk (it cannot be resumed).
     #[arg(long)]
     pub(crate) no_session_persistence: bool,
+    /// A JSON Schema the answer must follow (a file or inline JSON): `run` prints the
+    /// structured output as one JSON line on stdout and the answer's text on stderr; `chat`
+    /// prints it after each answer.
+    #[arg(long, value_name = "FILE|JSON")]
+    pub(crate) json_schema: Option<String>,
     /// What to print on stdout.
     #[arg(long, value_enum, default_value_t = Output::Text)]
     pub(crate) output: Output,
@@ -212,6 +217,12 @@ impl SessionArgs {
                 .extend(json_object("--settings", given)?);
         }
         options.launch.no_session_persistence = self.no_session_persistence;
+        if let Some(given) = &self.json_schema {
+            options.launch.json_schema = Some(serde_json::Value::Object(json_object(
+                "--json-schema",
+                given,
+            )?));
+        }
         Ok(options)
     }
 }

@@ -149,6 +149,11 @@ async fn turn(
                 let _ = claude.close().await;
                 return Err(CliError::NotLoggedIn);
             }
+            if let Some(value) = result.result.structured_output.as_ref() {
+                if !value.is_null() {
+                    renderer.print_line(&value.to_string());
+                }
+            }
             Ok(None)
         }
         TurnEnd::Quit => {

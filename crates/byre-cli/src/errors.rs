@@ -71,7 +71,8 @@ pub(crate) enum CliError {
         /// What is wrong with it.
         why: String,
     },
-    /// `--agents` or `--settings` is neither a readable file nor a JSON object.
+    /// `--agents`, `--settings` or `--json-schema` is neither a readable file nor a JSON
+    /// object.
     #[error("{flag} {given}: {why}")]
     JsonArg {
         /// The flag.
@@ -87,6 +88,10 @@ pub(crate) enum CliError {
     /// The prompt is empty.
     #[error("the prompt is empty")]
     EmptyPrompt,
+    /// `--json-schema` was given, the turn succeeded, and its result holds no structured
+    /// output.
+    #[error("the result holds no structured output (is the schema one the model can follow?)")]
+    NoStructuredOutput,
     /// The line editor failed.
     #[error("the line editor failed: {0}")]
     Editor(String),

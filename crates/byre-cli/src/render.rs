@@ -96,6 +96,8 @@ pub(crate) struct Renderer {
     /// over since its last report ([`TurnEvent::RunIdle`]: idle, and no background work).
     reports_state: bool,
     idle: bool,
+    /// The answer's text goes to stderr (stdout is kept for the structured output).
+    answer_on_stderr: bool,
 }
 
 impl Renderer {
@@ -121,7 +123,16 @@ impl Renderer {
             ending: None,
             reports_state: false,
             idle: false,
+            answer_on_stderr: false,
         }
+    }
+
+    /// Shows the answer's text on stderr, so that stdout holds only what the caller prints
+    /// there at the end (`run --json-schema`: the structured output).
+    pub(crate) fn answer_on_stderr(mut self) -> Self {
+        self.answer_on_stderr = true;
+        self.stdout_tty = std::io::stderr().is_terminal();
+        self
     }
 
     /// Whether [`Renderer::tick`] should be called every [`TICK`].
@@ -510,18 +521,40 @@ impl Renderer {
             return;
         }
         self.clear_spinner();
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(text.as_bytes());
-        let _ = out.flush();
+        self.write_answer(text.as_bytes());
         self.at_line_start = text.ends_with('\n');
     }
 
-    /// Ends stdout's current line, if text is pending on it.
+    /// Writes the answer's bytes where the answer goes (stdout, unless told otherwise).
+    fn write_answer(&self, bytes: &[u8]) {
+        if self.answer_on_stderr {
+            let mut out = std::io::stderr().lock();
+            let _ = out.write_all(bytes);
+            let _ = out.flush();
+        } else {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(bytes);
+            let _ = out.flush();
+        }
+    }
+
+    /// Prints `line` on stdout on a line of its own (in text output): the structured output
+    /// after an answer in `chat`.
+    pub(crate) fn print_line(&mut self, line: &str) {
+        if self.mode != Output::Text {
+            return;
+        }
+        self.clear_spinner();
+        self.end_line();
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+
+    /// Ends the answer's current line, if text is pending on it.
     fn end_line(&mut self) {
         if !self.at_line_start {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(b"\n");
-            let _ = out.flush();
+            self.write_answer(b"\n");
             self.at_line_start = true;
         }
     }

@@ -8,7 +8,7 @@ use byre_session::driver::{Claude, Events, Options};
 use futures::StreamExt;
 use tokio::sync::mpsc;
 
-use crate::args::SessionArgs;
+use crate::args::{Output, SessionArgs};
 use crate::errors::CliError;
 use crate::render::{Renderer, TurnResult, TICK};
 use crate::Setup;
@@ -29,7 +29,12 @@ pub(crate) async fn run(
     let program = find(&args)?;
     let options = setup.apply(args.options(program)?);
     let mut interrupts = Interrupts::listen();
+    // With a schema, stdout is for the structured output alone.
+    let structured = args.json_schema.is_some() && args.output == Output::Text;
     let mut renderer = Renderer::new(args.output);
+    if structured {
+        renderer = renderer.answer_on_stderr();
+    }
     let Some((claude, mut events)) = start(options, &mut interrupts).await? else {
         return Ok(ExitCode::from(QUIT_STATUS));
     };
@@ -50,12 +55,26 @@ pub(crate) async fn run(
             if result.not_logged_in {
                 return Err(CliError::NotLoggedIn);
             }
+            if structured && !result.is_error() {
+                print_structured(&result)?;
+            }
             Ok(if result.is_error() {
                 ExitCode::FAILURE
             } else {
                 ExitCode::SUCCESS
             })
         }
+    }
+}
+
+/// Prints a result's structured output as one JSON line on stdout.
+pub(crate) fn print_structured(result: &TurnResult) -> Result<(), CliError> {
+    match &result.result.structured_output {
+        Some(value) if !value.is_null() => {
+            println!("{value}");
+            Ok(())
+        }
+        _ => Err(CliError::NoStructuredOutput),
     }
 }
 

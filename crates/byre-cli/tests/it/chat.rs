@@ -1,6 +1,6 @@
 //! `byre chat` in a pseudo-terminal, as a person uses it: a prompt, Ctrl-C during a slow
 //! stream, the next prompt working, `/model`, `/fork` and `/quit`, and the line history kept for
-//! the next chat.
+//! the next chat; a schema's structured output after each answer.
 
 use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
@@ -101,6 +101,27 @@ async fn chat_interrupts_a_slow_stream_then_switches_model_and_forks() {
     chat.expect("> ");
     chat.type_text("\x1b[A\x1b[A\r");
     chat.expect("Quick answer.");
+    chat.expect_line("── done");
+    chat.type_line("/quit");
+    assert_eq!(chat.wait(), 0, "{}", chat.screen());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_with_a_schema_prints_each_answers_structured_output() {
+    let script = Script::new()
+        .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("")))
+        .rule(Rule::any().reply(Reply::message(vec![
+            byre_testkit::Block::text("Counted."),
+            byre_testkit::Block::tool_use("StructuredOutput", serde_json::json!({"files": 3})),
+        ])));
+    let offline = Offline::start(script).await;
+    let schema =
+        r#"{"type":"object","properties":{"files":{"type":"integer"}},"required":["files"]}"#;
+    let mut chat = Terminal::spawn(&offline, &["chat", "--json-schema", schema]);
+    chat.expect("> ");
+    chat.type_line("count the files");
+    chat.expect("Counted.");
+    chat.expect_line(r#"{"files":3}"#);
     chat.expect_line("── done");
     chat.type_line("/quit");
     assert_eq!(chat.wait(), 0, "{}", chat.screen());

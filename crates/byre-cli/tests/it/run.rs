@@ -442,3 +442,41 @@ async fn settings_agents_and_no_persistence_from_the_command_line() {
     assert!(!out.status.success());
     assert!(out.stderr.contains("--agents not-a-file"), "{out:?}");
 }
+
+/// A model that answers with text and the structured output, then (after the CLI's note that
+/// it was taken) says nothing more.
+fn structured_script() -> Script {
+    Script::new()
+        .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("")))
+        .rule(Rule::any().reply(Reply::message(vec![
+            Block::text("Counting the files."),
+            Block::tool_use(
+                "StructuredOutput",
+                json!({"files": 3, "names": ["a", "b", "c"]}),
+            ),
+        ])))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_schema_prints_the_structured_output_alone_on_stdout() {
+    let offline = Offline::start(structured_script()).await;
+    let schema = r#"{"type": "object", "properties": {"files": {"type": "integer"}, "names": {"type": "array", "items": {"type": "string"}}}, "required": ["files", "names"]}"#;
+    let out = output(
+        offline.run(&["--json-schema", schema, "count the files"]),
+        None,
+    )
+    .await;
+    assert!(out.status.success(), "{out:?}");
+    let printed: Value = serde_json::from_str(out.stdout.trim()).expect("one JSON line");
+    assert_eq!(printed, json!({"files": 3, "names": ["a", "b", "c"]}));
+    assert_eq!(out.stdout.lines().count(), 1, "{out:?}");
+    // The answer's text is still shown, on stderr.
+    assert!(out.stderr.contains("Counting the files."), "{out:?}");
+    // The schema reached the CLI: it offered the model the structured output tool.
+    let tools = offline.model.message_requests()[0].tool_names();
+    assert!(tools.iter().any(|t| t == "StructuredOutput"), "{tools:?}");
+    // A schema that is not JSON says so.
+    let out = output(offline.run(&["--json-schema", "{nope", "hi"]), None).await;
+    assert!(!out.status.success());
+    assert!(out.stderr.contains("--json-schema"), "{out:?}");
+}
