@@ -263,3 +263,40 @@ open_enum! {
         SYSTEM = "system",
     }
 }
+
+open_enum! {
+    /// How hard the model thinks (`--effort`, an agent's `effort`; a model lists the levels it
+    /// takes in `supportedEffortLevels`).
+    pub struct Effort {
+        /// The least effort.
+        LOW = "low",
+        /// Medium effort.
+        MEDIUM = "medium",
+        /// High effort.
+        HIGH = "high",
+        /// More than high.
+        XHIGH = "xhigh",
+        /// The most effort.
+        MAX = "max",
+    }
+}
+
+open_enum! {
+    /// Where the CLI asks for permissions (`--permission-prompts`).
+    pub struct PermissionPrompts {
+        /// The host is asked (`can_use_tool`).
+        HOST = "host",
+        /// Nothing is asked: what would ask is denied.
+        NONE = "none",
+    }
+}
+
+open_enum! {
+    /// How thinking is shown in the output (`--thinking-display`).
+    pub struct ThinkingDisplay {
+        /// A summary of the thinking.
+        SUMMARIZED = "summarized",
+        /// No thinking text.
+        OMITTED = "omitted",
+    }
+}

@@ -33,6 +33,7 @@ mod pool;
 mod queue;
 mod reader;
 mod run;
+mod settings;
 mod turn;
 
 #[cfg(feature = "mcp")]
@@ -43,4 +44,5 @@ pub use options::{new_session_id, Hook, HookHandler, Options, RequestHandler};
 #[cfg(feature = "mcp")]
 pub(crate) use options::{McpHandlerFactory, Outbox};
 pub use pool::Pool;
+pub use settings::{Sandbox, SandboxNetwork, Skills};
 pub use turn::{Turn, TurnError, TurnOutput};

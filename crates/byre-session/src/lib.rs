@@ -60,8 +60,8 @@
 pub use crate::assembly::AssemblyEvent;
 #[cfg(feature = "driver")]
 pub use crate::driver::{
-    new_session_id, query, Claude, Error, Events, Fault, HandlerError, Hook, Options, Pool, Turn,
-    TurnError, TurnOutput, UsageError,
+    new_session_id, query, Claude, Error, Events, Fault, HandlerError, Hook, Options, Pool,
+    Sandbox, SandboxNetwork, Skills, Turn, TurnError, TurnOutput, UsageError,
 };
 #[cfg(feature = "mcp")]
 pub use crate::mcp::{McpServer, Tool, ToolOutput};
@@ -70,9 +70,9 @@ pub use crate::turns::TurnEvent;
 /// The wire types (byre-proto), for everything the root does not re-export.
 pub use byre_proto as proto;
 pub use byre_proto::{
-    AskUserQuestionInput, CanUseToolRequest, CliMessage, CliVersion, CliVersionNumber,
+    AskUserQuestionInput, CanUseToolRequest, CliMessage, CliVersion, CliVersionNumber, Effort,
     ElicitationRequest, ElicitationResponse, HookEvent, HookInput, HookOutput, PermissionMode,
-    PermissionResult, ResultMessage,
+    PermissionPrompts, PermissionResult, ResultMessage, ThinkingDisplay,
 };
 /// The transport (byre-transport): the launcher, the process, transcripts.
 #[cfg(feature = "driver")]

@@ -145,8 +145,8 @@ impl Options {
     }
 
     /// How hard the model thinks (`--effort`: `low`, `medium`, `high`, ...).
-    pub fn effort(mut self, effort: impl Into<String>) -> Self {
-        self.launch.effort = Some(effort.into());
+    pub fn effort(mut self, effort: impl Into<byre_proto::Effort>) -> Self {
+        self.launch.effort = Some(effort.into().as_str().to_owned());
         self
     }
 

@@ -20,8 +20,8 @@ impl Options {
 
     /// How thinking is shown in the output (`--thinking-display`: `summarized`, `omitted`,
     /// ...); ignored with thinking disabled.
-    pub fn thinking_display(mut self, display: impl Into<String>) -> Self {
-        self.launch.thinking_display = Some(display.into());
+    pub fn thinking_display(mut self, display: impl Into<byre_proto::ThinkingDisplay>) -> Self {
+        self.launch.thinking_display = Some(display.into().as_str().to_owned());
         self
     }
 
@@ -46,8 +46,8 @@ impl Options {
     }
 
     /// How the CLI asks for permissions (`--permission-prompts`).
-    pub fn permission_prompts(mut self, prompts: impl Into<String>) -> Self {
-        self.launch.permission_prompts = Some(prompts.into());
+    pub fn permission_prompts(mut self, prompts: impl Into<byre_proto::PermissionPrompts>) -> Self {
+        self.launch.permission_prompts = Some(prompts.into().as_str().to_owned());
         self
     }
 
@@ -65,13 +65,12 @@ impl Options {
         self
     }
 
-    /// The skills offered (sent in `initialize`; the CLI's own choice when unset).
-    pub fn skills<I, S>(mut self, skills: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.initialize.skills = Some(skills.into_iter().map(Into::into).collect());
+    /// The skills the session may use: [`Skills::All`](crate::Skills::All) allows the `Skill`
+    /// tool; a list (`["pdf", "docs:review"]`) is sent in `initialize` as the session's skill
+    /// filter and each is allowed as a `Skill(name)` rule. A name no rule can match fails
+    /// `start`.
+    pub fn skills(mut self, skills: impl Into<crate::Skills>) -> Self {
+        self.skills = Some(skills.into());
         self
     }
 
@@ -94,11 +93,11 @@ impl Options {
         self
     }
 
-    /// Sandbox settings (the `sandbox` key of the settings: `{"enabled": true,
-    /// "autoAllowBashIfSandboxed": true, "excludedCommands": [...], "network": {...}}`), merged
-    /// into [`Options::settings`].
-    pub fn sandbox(mut self, sandbox: Value) -> Self {
-        self.launch.settings.insert("sandbox".into(), sandbox);
+    /// The sandbox for Bash commands (the `sandbox` key of the settings), merged into
+    /// [`Options::settings`].
+    pub fn sandbox(mut self, sandbox: crate::Sandbox) -> Self {
+        let value = serde_json::to_value(sandbox).unwrap_or_default();
+        self.launch.settings.insert("sandbox".into(), value);
         self
     }
 
@@ -129,7 +128,8 @@ impl Options {
     }
 
     /// Reads the files named with [`Options::settings_file`] and
-    /// [`Options::system_prompt_file`] into the options.
+    /// [`Options::system_prompt_file`] into the options, and turns [`Options::skills`] into
+    /// rules.
     pub(super) fn read_files(&mut self) -> Result<(), String> {
         if let Some(path) = self.settings_file.take() {
             let text = std::fs::read_to_string(&path)
@@ -143,6 +143,16 @@ impl Options {
             let text = std::fs::read_to_string(&path)
                 .map_err(|e| format!("system prompt file {}: {e}", path.display()))?;
             self.launch.system_prompt = Some(text);
+        }
+        if let Some(skills) = self.skills.take() {
+            for rule in skills.rules()? {
+                if !self.launch.allowed_tools.contains(&rule) {
+                    self.launch.allowed_tools.push(rule);
+                }
+            }
+            if let crate::Skills::Only(names) = skills {
+                self.initialize.skills = Some(names);
+            }
         }
         Ok(())
     }

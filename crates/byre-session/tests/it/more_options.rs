@@ -1,5 +1,6 @@
 //! Options that change what the real CLI does, offline: thinking, a task budget, no session
-//! persistence, a settings file, and file checkpointing with `rewind_files`.
+//! persistence, a settings file, file checkpointing with `rewind_files`, skills and typed
+//! sandbox settings.
 
 use byre_session::proto::FindUnknown;
 use byre_session::proto::UserMessage;
@@ -158,4 +159,90 @@ async fn a_task_budget_reaches_the_model_request() {
     let (model, _env) = one(|o| o).await;
     let config = &model.message_requests()[0].body["output_config"];
     assert!(config.get("task_budget").is_none(), "{config}");
+}
+
+/// One turn in a directory with the project skill `greet`, the model calling it; the first
+/// request's body and the CLI's command line.
+async fn with_greet_skill(skills: Option<byre_session::Skills>) -> (String, String) {
+    let script = Script::new()
+        .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("Greeted.")))
+        .rule(Rule::any().reply(Reply::tool_use("Skill", json!({"skill": "greet"}))));
+    let model = FakeModel::start(script).await.unwrap();
+    let (options, env) = options(&model);
+    let dir = env.cwd().join(".claude/skills/greet");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: greet\ndescription: Greets the user warmly\n---\nSay hello.\n",
+    )
+    .unwrap();
+    let options = match skills {
+        Some(skills) => options.skills(skills),
+        None => options,
+    };
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    let pid = claude.initialize_response().unwrap().pid.unwrap();
+    let argv = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    let argv = String::from_utf8_lossy(&argv).replace('\0', " ");
+    claude.send("greet me").unwrap();
+    let (_, result) = until_result(&mut events).await;
+    assert_eq!(result.result.as_deref(), Some("Greeted."));
+    claude.close().await.unwrap();
+    let body = model.message_requests()[0].body.to_string();
+    (body, argv)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skills_filter_what_the_model_is_offered_and_are_allowed_by_rule() {
+    use byre_session::Skills;
+    // Unset: the CLI offers every skill it finds.
+    let (body, argv) = with_greet_skill(None).await;
+    assert!(body.contains("Greets the user warmly"));
+    assert!(!argv.contains("Skill"), "{argv}");
+    // Listed: offered, and allowed by a `Skill(greet)` rule.
+    let (body, argv) = with_greet_skill(Some(Skills::from(["greet"]))).await;
+    assert!(body.contains("Greets the user warmly"));
+    assert!(argv.contains("Skill(greet)"), "{argv}");
+    // All: the `Skill` tool is allowed outright.
+    let (body, argv) = with_greet_skill(Some(Skills::All)).await;
+    assert!(body.contains("Greets the user warmly"));
+    assert!(argv.contains("--allowedTools Skill"), "{argv}");
+    // Another one listed: this one is not offered.
+    let (body, _) = with_greet_skill(Some(Skills::from(["other"]))).await;
+    assert!(!body.contains("Greets the user warmly"));
+    // A name no rule can carry fails the start.
+    let err = Claude::start(Options::new().skills(["a,b"]))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("skill name"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_sandbox_settings_reach_the_cli_as_it_spells_them() {
+    use byre_session::{Sandbox, SandboxNetwork};
+    let model = FakeModel::start(Script::new().rule(Rule::any().reply(Reply::text("Done."))))
+        .await
+        .unwrap();
+    let (options, _env) = options(&model);
+    let sandbox = Sandbox {
+        excluded_commands: Some(vec!["git".into()]),
+        network: Some(SandboxNetwork {
+            allowed_domains: Some(vec!["example.com".into()]),
+            ..SandboxNetwork::default()
+        }),
+        ..Sandbox::enabled()
+    };
+    let (claude, _events) = Claude::start(options.sandbox(sandbox)).await.unwrap();
+    let settings = claude
+        .request(byre_session::proto::GetSettingsRequest::default())
+        .await
+        .unwrap();
+    let effective = settings.effective.unwrap_or_default();
+    assert_eq!(effective["sandbox"]["enabled"], true, "{effective}");
+    assert_eq!(effective["sandbox"]["excludedCommands"], json!(["git"]));
+    assert_eq!(
+        effective["sandbox"]["network"]["allowedDomains"],
+        json!(["example.com"])
+    );
+    claude.close().await.unwrap();
 }
