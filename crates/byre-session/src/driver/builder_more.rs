@@ -157,6 +157,22 @@ impl Options {
         Ok(())
     }
 
+    /// Sends every prompt as written (`client_composed` on each user message): no `@path`
+    /// expansion, no slash command, and none of the context the CLI attaches to a prompt
+    /// (`CLAUDE.md` files, skill and tool listings, reminders); that context comes after the
+    /// turn's first tool call instead. A message that sets `client_composed` itself keeps it.
+    pub fn verbatim_prompts(mut self) -> Self {
+        self.verbatim_prompts = true;
+        self
+    }
+
+    /// How the `AskUserQuestion` tool's option previews are written
+    /// (`CLAUDE_CODE_QUESTION_PREVIEW_FORMAT`: `markdown`, the CLI's default, or `html` for a
+    /// host that shows them in a browser).
+    pub fn question_preview_format(self, format: impl Into<String>) -> Self {
+        self.env("CLAUDE_CODE_QUESTION_PREVIEW_FORMAT", format.into())
+    }
+
     /// Starts the CLI with `spawner` instead of as a local child process: through a wrapper
     /// command ([`Wrapper`](byre_transport::Wrapper): `sudo -u`, `nice`, `docker exec`,
     /// `ssh`) or any [`Spawn`](byre_transport::Spawn) implementation. Each spawner documents

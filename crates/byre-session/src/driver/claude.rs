@@ -76,6 +76,8 @@ pub struct Claude {
     /// Whether settings and MCP servers were sent in `initialize` (the CLI must apply them).
     pub(super) sent_settings: bool,
     pub(super) sent_mcp_servers: bool,
+    /// Every prompt is sent as written ([`Options::verbatim_prompts`]).
+    pub(super) verbatim: bool,
 }
 
 /// A change to the session's MCP servers.
@@ -274,6 +276,7 @@ impl Claude {
             has_hooks,
             sent_settings: initialize_settings,
             sent_mcp_servers: initialize_mcp,
+            verbatim: options.verbatim_prompts,
         };
         Ok((claude, Events { rx: events_rx }))
     }
@@ -324,8 +327,11 @@ impl Claude {
     }
 
     /// Sends a user message (with images, a uuid, ...).
-    pub fn send_message(&self, message: UserMessage) -> Result<(), Error> {
+    pub fn send_message(&self, mut message: UserMessage) -> Result<(), Error> {
         self.check_input()?;
+        if self.verbatim && message.client_composed.is_none() {
+            message.client_composed = Some(true);
+        }
         self.commands
             .send(Command::Send(message))
             .map_err(|_| Error::Closed(self.ended()))

@@ -70,6 +70,7 @@ pub struct Options {
     /// Starts the CLI; a local child process ([`Local`](byre_transport::Local)) when `None`.
     pub spawn: Option<Arc<dyn byre_transport::Spawn>>,
     pub(super) settings_file: Option<PathBuf>,
+    pub(super) verbatim_prompts: bool,
     pub(super) skills: Option<super::settings::Skills>,
     pub(super) system_prompt_file: Option<PathBuf>,
     pub(super) hooks: Vec<(Hook, HookHandler)>,

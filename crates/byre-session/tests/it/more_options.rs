@@ -246,3 +246,54 @@ async fn typed_sandbox_settings_reach_the_cli_as_it_spells_them() {
     );
     claude.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verbatim_prompts_skip_the_path_expansion() {
+    for verbatim in [false, true] {
+        let model = FakeModel::start(Script::new().rule(Rule::any().reply(Reply::text("Done."))))
+            .await
+            .unwrap();
+        let (options, env) = options(&model);
+        std::fs::write(env.cwd().join("note.txt"), "the secret word is plover\n").unwrap();
+        let options = if verbatim {
+            options.verbatim_prompts()
+        } else {
+            options
+        };
+        let (claude, mut events) = Claude::start(options).await.unwrap();
+        claude.send("What does @note.txt say?").unwrap();
+        let _ = until_result(&mut events).await;
+        claude.close().await.unwrap();
+        let body = model.message_requests()[0].body.to_string();
+        assert_eq!(body.contains("plover"), !verbatim, "verbatim {verbatim}");
+        assert!(body.contains("What does @note.txt say?"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_question_preview_format_changes_the_tool_the_model_sees() {
+    let mut descriptions = Vec::new();
+    for html in [false, true] {
+        let (model, _env) = one(|o| {
+            // The tool is offered to a host that answers permission prompts.
+            let o = o.can_use_tool(|request| async move { Ok(request.allow()) });
+            if html {
+                o.question_preview_format("html")
+            } else {
+                o
+            }
+        })
+        .await;
+        let tools = model.message_requests()[0].body["tools"].clone();
+        let ask = tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "AskUserQuestion")
+            .cloned()
+            .expect("AskUserQuestion is offered");
+        descriptions.push(ask.to_string());
+    }
+    assert_ne!(descriptions[0], descriptions[1]);
+    assert!(descriptions[1].to_lowercase().contains("html"));
+}
