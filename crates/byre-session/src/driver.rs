@@ -24,6 +24,7 @@
 //! and of the host's own ([`Claude::note`]).
 
 mod builder;
+mod builder_flags;
 mod builder_more;
 mod claude;
 mod error;

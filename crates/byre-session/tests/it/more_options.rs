@@ -297,3 +297,42 @@ async fn the_question_preview_format_changes_the_tool_the_model_sees() {
     assert_ne!(descriptions[0], descriptions[1]);
     assert!(descriptions[1].to_lowercase().contains("html"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn excluding_dynamic_sections_keeps_the_session_out_of_the_system_prompt() {
+    for exclude in [false, true] {
+        let (model, env) = one(|o| {
+            if exclude {
+                o.exclude_dynamic_sections()
+            } else {
+                o
+            }
+        })
+        .await;
+        // The session-specific sections (its memory folder under HOME among them) move out of
+        // the system prompt, which then stays the same from session to session.
+        let system = model.message_requests()[0].body["system"].to_string();
+        let home = env.home().to_string_lossy().into_owned();
+        assert_eq!(system.contains(&home), !exclude, "exclude {exclude}");
+    }
+}
+
+#[test]
+fn a_typed_agent_definition_is_sent_as_the_cli_spells_it() {
+    let agent = byre_session::proto::AgentDefinition {
+        description: "Reviews a change".into(),
+        prompt: "You review.".into(),
+        tools: Some(vec!["Read".into()]),
+        max_turns: Some(3),
+        ..Default::default()
+    };
+    let options = Options::new()
+        .agents(json!({"other": {"description": "d", "prompt": "p"}}))
+        .agent_definition("reviewer", agent);
+    let agents = options.launch.agents.unwrap();
+    assert_eq!(agents["other"]["prompt"], "p");
+    assert_eq!(
+        agents["reviewer"],
+        json!({"description": "Reviews a change", "prompt": "You review.", "tools": ["Read"], "maxTurns": 3})
+    );
+}
