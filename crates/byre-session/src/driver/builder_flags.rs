@@ -95,6 +95,12 @@ impl Options {
         self
     }
 
+    /// Writes the CLI's debug log on its stderr (`--debug-to-stderr`), where
+    /// [`Options::on_stderr`] sees it; [`Options::debug_file`] writes it to a file instead.
+    pub fn debug_to_stderr(self) -> Self {
+        self.extra_arg("debug-to-stderr", None)
+    }
+
     /// Called with every line the CLI writes on stderr, as it arrives.
     pub fn on_stderr(mut self, callback: impl Fn(&str) + Send + Sync + 'static) -> Self {
         self.process.on_stderr_line = Some(Arc::new(callback));
@@ -142,6 +148,17 @@ impl Options {
     /// Offers a stop per task (`initialize.perTaskStopAffordance`).
     pub fn per_task_stop_affordance(mut self) -> Self {
         self.initialize.per_task_stop_affordance = Some(true);
+        self
+    }
+
+    /// The dialog kinds the host's [`Options::user_dialog`] handler can show
+    /// (`initialize.supportedDialogKinds`).
+    pub fn supported_dialog_kinds<I, S>(mut self, kinds: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.initialize.supported_dialog_kinds = Some(kinds.into_iter().map(Into::into).collect());
         self
     }
 

@@ -336,3 +336,20 @@ fn a_typed_agent_definition_is_sent_as_the_cli_spells_it() {
         json!({"description": "Reviews a change", "prompt": "You review.", "tools": ["Read"], "maxTurns": 3})
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_debug_log_goes_to_the_stderr_callback() {
+    let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = lines.clone();
+    let (_model, _env) = one(move |o| {
+        o.debug_to_stderr()
+            .on_stderr(move |line| sink.lock().unwrap().push(line.to_owned()))
+    })
+    .await;
+    let lines = lines.lock().unwrap();
+    assert!(
+        lines.iter().any(|l| l.contains("[DEBUG]")),
+        "{:?}",
+        &lines[..lines.len().min(5)]
+    );
+}
