@@ -353,3 +353,17 @@ async fn the_debug_log_goes_to_the_stderr_callback() {
         &lines[..lines.len().min(5)]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_system_prompt_replaces_the_clis_own() {
+    let (model, _env) = one(|o| o).await;
+    let default = model.message_requests()[0].body["system"].to_string();
+    assert!(
+        default.contains("# Memory"),
+        "the CLI's own prompt by default"
+    );
+    let (model, _env) = one(|o| o.system_prompt("")).await;
+    let empty = model.message_requests()[0].body["system"].to_string();
+    assert!(!empty.contains("# Memory"), "{empty}");
+    assert!(empty.len() < default.len() / 4, "{empty}");
+}

@@ -510,3 +510,39 @@ fn the_supported_range_matches_the_tested_clis() {
         .unwrap_or(pinned);
     assert_eq!(oldest.to_string(), OLDEST_SUPPORTED_CLI.to_string());
 }
+
+#[test]
+fn the_sdk_options_table_names_only_methods_that_exist() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let table = std::fs::read_to_string(root.join("../../docs/sdk-options.md")).unwrap();
+    let mut sources = String::new();
+    for dir in ["src", "src/driver"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+            if entry.path().extension().is_some_and(|e| e == "rs") {
+                sources.push_str(&std::fs::read_to_string(entry.path()).unwrap());
+            }
+        }
+    }
+    let mut named = 0;
+    for (prefix, kind) in [("O::", "Options"), ("Claude::", "Claude")] {
+        for piece in table.split(prefix).skip(1) {
+            let name: String = piece
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                .collect();
+            if name.is_empty() || name == "x" {
+                continue;
+            }
+            named += 1;
+            let defined = sources.contains(&format!("pub fn {name}("))
+                || sources.contains(&format!("pub fn {name}<"))
+                || sources.contains(&format!("pub async fn {name}("))
+                || sources.contains(&format!("pub async fn {name}<"));
+            assert!(
+                defined,
+                "docs/sdk-options.md names {kind}::{name}, which does not exist"
+            );
+        }
+    }
+    assert!(named > 80, "{named}");
+}
