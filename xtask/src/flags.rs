@@ -7,7 +7,7 @@ usage: cargo xtask <task>
 
 tasks:
   demo                                   run `byre run` offline against a scripted fake model
-  test                                   fmt --check, clippy -D warnings, every test, strict replay
+  test                                   fmt, clippy, doc links, every test, strict replay
   replay [--strict] [--explain] PATH...  decode and re-encode transcripts (files or folders)
   cli                                    install the pinned CLI if missing; print its path
   fake-model --script FILE [--port N]    serve a fake Messages API on loopback until Ctrl-C

@@ -1,7 +1,7 @@
 //! `cargo xtask test`: everything CI checks, in order, stopping at the first failure: format,
-//! lints, the whole suite on the pinned CLI, the strict replay, then the whole suite once more
-//! on each older CLI of the matrix, whose drift (what byre does not model there) is
-//! summed up rather than failed.
+//! lints, the API docs' links, the whole suite on the pinned CLI, the strict replay, then the
+//! whole suite once more on each older CLI of the matrix, whose drift (what byre does not
+//! model there) is summed up rather than failed.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,7 +11,7 @@ use byre_testkit::{claude_bin_version, MATRIX_CLI_VERSIONS, PINNED_CLI_VERSION};
 
 pub(crate) fn run() -> Result<bool, String> {
     let root = crate::project_root();
-    let steps: [(&str, &[&str]); 5] = [
+    let steps: [(&str, &[&str]); 6] = [
         ("format", &["fmt", "--all", "--check"]),
         (
             "lints",
@@ -24,6 +24,8 @@ pub(crate) fn run() -> Result<bool, String> {
                 "warnings",
             ],
         ),
+        // Links in the API docs resolve (RUSTDOCFLAGS below makes warnings errors).
+        ("docs", &["doc", "--workspace", "--no-deps"]),
         // The e2e suite runs the real CLI: provision it first, so a failure says why.
         ("cli", &["xtask", "cli"]),
         ("tests", &["test", "--workspace"]),
@@ -35,7 +37,11 @@ pub(crate) fn run() -> Result<bool, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     for (name, args) in steps {
         eprintln!("xtask test: {name}: cargo {}", args.join(" "));
-        let status = Command::new(&cargo)
+        let mut command = Command::new(&cargo);
+        if name == "docs" {
+            command.env("RUSTDOCFLAGS", "-D warnings");
+        }
+        let status = command
             .args(args)
             .env_remove("BYRE_CLAUDE_BIN")
             .current_dir(&root)

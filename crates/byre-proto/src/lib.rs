@@ -68,7 +68,7 @@
 //! - every struct keeps the fields it does not know in `extra`;
 //! - a typed optional field received as `null` decodes as `None` and its `null` is remembered
 //!   (`is_null`, `set_null`), so null and absent stay distinct; a field that holds any JSON
-//!   value keeps `null` as `Some(Value::Null)`;
+//!   value is an `Option<Value>` (absent is `None`) and keeps `null` as `Some(Value::Null)`;
 //! - numbers keep their form: integers stay integers, and floats decode to the nearest `f64`
 //!   and are written back exactly;
 //! - values the CLI extends (stop reasons, terminal reasons, permission modes, task status,

@@ -1,5 +1,6 @@
-//! The tokio driver: runs a [`Session`] against a real CLI process and offers the public API —
-//! a cloneable [`Claude`] handle with `&self` methods and an [`Events`] stream.
+//! The tokio driver: runs a [`Session`](crate::session::Session) against a real CLI process
+//! and offers the public API — a cloneable [`Claude`] handle with `&self` methods and an
+//! [`Events`] stream.
 //!
 //! One task owns the process and the session core. Reading tasks split the CLI's stdout into
 //! lines and decode them, on two tasks at once, handing them over in batches and in order
@@ -9,8 +10,8 @@
 //! writes what the core transmits, runs the host's handlers concurrently (each CLI request gets
 //! exactly one answer, also when a handler fails or panics), and fails every pending request at
 //! once when the CLI exits. CLI requests still appear in the event stream
-//! ([`Event::Request`]) for information: the driver answers them through the registered
-//! handlers, or with an error when there is none.
+//! ([`Event::Request`](crate::session::Event::Request)) for information: the driver answers
+//! them through the registered handlers, or with an error when there is none.
 //!
 //! A session ends in one of two ways. [`Claude::close`] stops the CLI: it closes stdin, waits
 //! a grace period, then sends SIGTERM and SIGKILL. [`Claude::end_input`] only closes stdin:
@@ -19,9 +20,10 @@
 //! [`Events`] stream ends once every event before the exit has been delivered.
 //!
 //! With [`Options::transcript`], every line in both directions is written to a file in the
-//! format of [`TranscriptWriter`] (`{"dir":"send"|"recv","t":..,"msg":..}`), with notes of
-//! what happened to the process (`stdin closed`, `stdout closed`, `exited: exit status: 0`)
-//! and of the host's own ([`Claude::note`]).
+//! format of [`TranscriptWriter`](byre_transport::TranscriptWriter)
+//! (`{"dir":"send"|"recv","t":..,"msg":..}`), with notes of what happened to the process
+//! (`stdin closed`, `stdout closed`, `exited: exit status: 0`) and of the host's own
+//! ([`Claude::note`]).
 
 mod builder;
 mod builder_flags;

@@ -16,19 +16,19 @@
 //!   `background_tasks_changed` lines.
 //!
 //! On top, with the default `driver` feature: [`driver`], the tokio driver and the public API —
-//! a cloneable [`Claude`](driver::Claude) handle with `&self` methods (typed requests for every
+//! a cloneable [`Claude`] handle with `&self` methods (typed requests for every
 //! request byre-proto models, `interrupt`, `set_model`, raw lines, transcript notes, `end_input`
 //! and `wait` to let the CLI finish by itself, `close` to stop it), an
-//! [`Events`](driver::Events) stream with backpressure and no loss that ends when the CLI
+//! [`Events`] stream with backpressure and no loss that ends when the CLI
 //! exits, handlers for hooks, permissions and in-process MCP servers that run concurrently and
-//! always answer (also when they panic), transcripts, the one-shot [`query`](driver::query),
-//! and a [`Pool`](driver::Pool) of sessions started ahead of need;
+//! always answer (also when they panic), transcripts, the one-shot [`query`],
+//! and a [`Pool`] of sessions started ahead of need;
 //! [`Events::turn`](driver::Events::turn) gives one turn's events and its typed outcome.
 //! Without the feature the crate depends on byre-proto, serde_json and thiserror only (no
 //! tokio).
 //!
 //! With the default `mcp` feature: [`mcp`], in-process MCP servers served over the control
-//! channel — any rmcp server handler, or tools written with the light [`Tool`](mcp::Tool) API —
+//! channel — any rmcp server handler, or tools written with the light [`Tool`] API —
 //! registered with [`Options::serve_mcp`](driver::Options::serve_mcp), or added to a live
 //! session with [`Claude::add_mcp_server`](driver::Claude::add_mcp_server).
 //!
@@ -70,15 +70,19 @@ pub use crate::turns::TurnEvent;
 /// The wire types (byre-proto), for everything the root does not re-export.
 pub use byre_proto as proto;
 pub use byre_proto::{
-    AskUserQuestionInput, CanUseToolRequest, CliMessage, CliVersion, CliVersionNumber, Effort,
-    ElicitationRequest, ElicitationResponse, HookEvent, HookInput, HookOutput, PermissionMode,
-    PermissionPrompts, PermissionResult, ResultMessage, ThinkingDisplay,
+    AgentDefinition, AskUserQuestionInput, CanUseToolRequest, CliMessage, CliVersion,
+    CliVersionNumber, Effort, ElicitationRequest, ElicitationResponse, HookEvent, HookInput,
+    HookOutput, PermissionMode, PermissionPrompts, PermissionResult, ResultMessage,
+    ThinkingDisplay,
 };
 /// The transport (byre-transport): the launcher, the process, transcripts.
 #[cfg(feature = "driver")]
 pub use byre_transport as transport;
 #[cfg(feature = "driver")]
-pub use byre_transport::{Delivery, Local, Spawn, Thinking, Wrapper};
+pub use byre_transport::{
+    BoxFuture, ChildHandle, CliOutput, CliStdin, Delivery, LaunchError, Local, Spawn, SpawnRequest,
+    Spawned, Thinking, Wrapper,
+};
 #[cfg(feature = "driver")]
 pub use schemars::{self, JsonSchema};
 

@@ -51,8 +51,6 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use byre_proto::{
     CliControlRequest, CliMessage, CliRequest, ControlResponse, ControlResponseBody, HostMessage,
     HostRequest, InitializeRequest, InitializeResponse, JsonRpcMessage, McpMessageResponse,
@@ -65,6 +63,7 @@ use crate::tasks::TaskTree;
 use crate::turns::{TurnEvent, TurnTracker};
 
 mod outputs;
+mod pending;
 mod versions;
 
 pub use self::outputs::{
@@ -651,51 +650,6 @@ impl<T> Session<T> {
         });
         for envelope in redeliver {
             self.redeliver(envelope);
-        }
-    }
-
-    /// The CLI's requests an `initialize` answer lists as still waiting, in its order.
-    fn pending_requests(ok: &byre_proto::ControlSuccess) -> Vec<Value> {
-        [
-            &ok.pending_permission_requests,
-            &ok.pending_user_dialog_requests,
-            &ok.pending_elicitation_requests,
-        ]
-        .into_iter()
-        .flatten()
-        .flatten()
-        .cloned()
-        .collect()
-    }
-
-    /// Dispatches a request an `initialize` answer lists as waiting, unless it is in flight
-    /// or was answered already (its answer is on its way).
-    fn redeliver(&mut self, envelope: Value) {
-        let id = envelope.get("request_id").and_then(Value::as_str);
-        let Some(id) = id.map(RequestId::new) else {
-            self.events
-                .push_back(Event::Protocol(ProtocolViolation::UndecodableRequest {
-                    id: String::new(),
-                    why: "a pending request without a request_id".into(),
-                }));
-            return;
-        };
-        if self.requests.incoming.get(&id).is_some() || self.answered.contains(&id) {
-            return;
-        }
-        match serde_json::from_value::<CliControlRequest>(envelope) {
-            Ok(request) => self.on_request(&request),
-            Err(e) => {
-                self.reply(
-                    id.as_str(),
-                    Err(format!("the request does not decode: {e}")),
-                );
-                self.events
-                    .push_back(Event::Protocol(ProtocolViolation::UndecodableRequest {
-                        id: id.into_string(),
-                        why: e.to_string(),
-                    }));
-            }
         }
     }
 

@@ -3,9 +3,10 @@
 //! that finds `claude` and builds its argv and environment.
 //!
 //! A [`Spawn`]er starts the CLI: by default a local child ([`Local`]), or through another
-//! command ([`Wrapper`]: `sudo`, `docker exec`, `ssh`). The local process runs in its own process group with stderr drained into a bounded buffer, and
-//! shuts down without leaving a zombie or an orphan. The transcript module reads and writes the
-//! one transcript format: every line in both directions, the account email redacted.
+//! command ([`Wrapper`]: `sudo`, `docker exec`, `ssh`). The local process runs in its own
+//! process group with stderr drained into a bounded buffer, and shuts down without leaving a
+//! zombie or an orphan. The transcript module reads and writes the one transcript format:
+//! every line in both directions, the account email redacted.
 
 mod codec;
 mod launch;

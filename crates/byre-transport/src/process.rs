@@ -152,9 +152,9 @@ pub struct ExitInfo {
 
 /// A running CLI process.
 ///
-/// Started by a [`Spawn`]er: by default ([`Local`]) the CLI leads its own process group, so
-/// signals reach the tools it started too. Its stderr is always read (an unread pipe would
-/// block it) into a bounded [`StderrTail`]. Dropping a `CliProcess` whose process still runs
+/// Started by a [`Spawn`]er: by default ([`Local`](crate::Local)) the CLI leads its own process
+/// group, so signals reach the tools it started too. Its stderr is always read (an unread pipe
+/// would block it) into a bounded [`StderrTail`]. Dropping a `CliProcess` whose process still runs
 /// kills it ([`ChildHandle::kill`]: the whole group, for a local one); tokio reaps a local
 /// child, so no zombie is left.
 pub struct CliProcess {
@@ -205,7 +205,7 @@ impl CliProcess {
         Ok(Self::from_spawned(spawned, options))
     }
 
-    /// Starts the CLI with `spawner` (the local default is [`Local`]).
+    /// Starts the CLI with `spawner` (the local default is [`Local`](crate::Local)).
     pub async fn start(
         spawner: &dyn Spawn,
         launch: &Launch,

@@ -104,7 +104,31 @@ pub trait ChildHandle: Send + fmt::Debug {
 
 /// Starts the CLI. The default is [`Local`]; [`Wrapper`] runs it through another command;
 /// implement it to start the CLI any other way (a container API, a remote executor), as long
-/// as the streams reach the CLI's stdin, stdout and stderr.
+/// as the streams reach the CLI's stdin, stdout and stderr, and [`ChildHandle`] waits for it
+/// and stops it.
+///
+/// A spawner that logs each start and hands the rest to [`Local`]:
+///
+/// ```
+/// use byre_transport::{BoxFuture, LaunchError, Local, Spawn, SpawnRequest, Spawned};
+///
+/// #[derive(Debug)]
+/// struct Logged;
+///
+/// impl Spawn for Logged {
+///     fn spawn<'a>(
+///         &'a self,
+///         request: SpawnRequest<'a>,
+///     ) -> BoxFuture<'a, Result<Spawned, LaunchError>> {
+///         Box::pin(async move {
+///             eprintln!("starting the CLI in {:?}", request.launch.cwd);
+///             Local.spawn(request).await
+///         })
+///     }
+/// }
+/// ```
+///
+/// `Options::spawn(Logged)` (in byre-session) then starts every session through it.
 pub trait Spawn: Send + Sync + fmt::Debug {
     /// Starts the CLI as `request` says.
     fn spawn<'a>(

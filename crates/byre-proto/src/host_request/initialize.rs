@@ -92,7 +92,7 @@ wire_struct! {
         "background" background: opt bool,
         /// Memory scope (`user`, `project`, `local`).
         "memory" memory: opt String,
-        /// Effort level.
+        /// Effort level (`Effort::HIGH.into()`; a JSON value, as the CLI takes more than names).
         "effort" effort: any Value,
         /// Its permission mode.
         "permissionMode" permission_mode: opt PermissionMode,

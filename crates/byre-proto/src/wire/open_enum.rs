@@ -62,6 +62,12 @@ macro_rules! open_enum {
             }
         }
 
+        impl From<$name> for serde_json::Value {
+            fn from(v: $name) -> Self {
+                serde_json::Value::String(v.as_str().to_owned())
+            }
+        }
+
         impl PartialEq<str> for $name {
             fn eq(&self, other: &str) -> bool {
                 self.as_str() == other

@@ -388,9 +388,10 @@ impl Claude {
     /// Adds the MCP server `name` to the live session, configured as in `--mcp-config`
     /// (`{"type":"stdio","command":...,"args":[...]}`, `{"type":"http","url":...}`, ...). The
     /// CLI takes the session's whole set of such servers at once (`mcp_set_servers`), so byre
-    /// sends the servers declared at launch ([`Launch::mcp_servers`], in-process ones included)
-    /// and those added since, with this one. The CLI's answer says what it added and which
-    /// servers failed to start (`errors`; such a server stays in the set, with status
+    /// sends the servers declared at launch
+    /// ([`Launch::mcp_servers`](byre_transport::Launch::mcp_servers), in-process ones
+    /// included) and those added since, with this one. The CLI's answer says what it added and
+    /// which servers failed to start (`errors`; such a server stays in the set, with status
     /// `failed`, until removed); on the first change it also counts as added the stdio and
     /// http servers of the launch, without restarting them. A name already in the set is
     /// refused, and so is an in-process (`sdk`) server: those are added with `add_mcp_server`
