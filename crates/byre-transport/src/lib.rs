@@ -11,6 +11,7 @@
 mod codec;
 mod launch;
 mod process;
+mod sessions;
 mod spawn;
 mod transcript;
 
@@ -24,6 +25,10 @@ pub use crate::launch::{
 };
 pub use crate::process::{
     exit_hint, CliProcess, ExitInfo, ProcessOptions, StderrCallback, StderrTail, Stopped,
+};
+pub use crate::sessions::{
+    config_dir, is_session_id, project_dir_name, session_info, SessionHistory, SessionInfo,
+    SessionLog,
 };
 pub use crate::spawn::{
     shell_quote, BoxFuture, ChildHandle, CliOutput, CliStdin, Local, Spawn, SpawnRequest, Spawned,

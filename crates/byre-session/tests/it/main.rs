@@ -5,6 +5,7 @@ mod correlation;
 mod delivery;
 mod dialogs;
 mod driver;
+mod history;
 mod hooks;
 mod interleavings;
 mod mcp;

@@ -3,5 +3,6 @@
 mod codec;
 mod launch;
 mod process;
+mod sessions;
 mod spawn;
 mod transcript;

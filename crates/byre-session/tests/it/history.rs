@@ -1,0 +1,96 @@
+//! The CLI's own session history, against files the real CLI wrote: listing a project's
+//! sessions with what a picker shows, and reading one back as its conversation, parallel tool
+//! calls included.
+
+use byre_session::proto::EntryKind;
+use byre_session::transport::{project_dir_name, SessionHistory, SessionLog};
+use byre_session::Claude;
+use byre_testkit::{Block, FakeModel, Match, Reply, Rule, Script};
+use serde_json::json;
+
+use crate::support::*;
+
+#[test]
+fn project_folders_are_named_as_the_cli_names_them() {
+    let name = |p: &str| project_dir_name(std::path::Path::new(p));
+    assert_eq!(name("/tmp/sr/cwd"), "-tmp-sr-cwd");
+    assert_eq!(name("/home/u/.x_y"), "-home-u--x-y");
+    assert_eq!(name("/tmp/café"), "-tmp-caf-");
+    let long = format!("/{}", "a".repeat(250));
+    assert_eq!(name(&long), format!("-{}-feo44x", "a".repeat(199)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_the_cli_wrote_is_listed_and_read_back_in_order() {
+    let script = Script::new()
+        .rule(
+            Rule::when(Match::user_text_contains("second question"))
+                .reply(Reply::text("Second answer.")),
+        )
+        .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("Both ran.")))
+        .rule(Rule::any().reply(Reply::message(vec![
+            Block::text("Running two."),
+            Block::tool_use("Bash", json!({"command": "echo one", "description": "One"})),
+            Block::tool_use("Bash", json!({"command": "echo two", "description": "Two"})),
+        ])));
+    let model = FakeModel::start(script).await.unwrap();
+    let (options, env) = options(&model);
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    turn(&claude, &mut events, "first question: run two commands").await;
+    turn(&claude, &mut events, "second question").await;
+    let id = claude.session_id().unwrap();
+    claude.close().await.unwrap();
+
+    let history = SessionHistory::new(env.home().join(".claude"));
+    let sessions = history.list(env.cwd(), 0, None);
+    assert_eq!(sessions.len(), 1, "{sessions:#?}");
+    let info = &sessions[0];
+    assert_eq!(info.session_id, id);
+    assert_eq!(
+        info.first_prompt.as_deref(),
+        Some("first question: run two commands")
+    );
+    assert_eq!(info.last_prompt.as_deref(), Some("second question"));
+    assert_eq!(info.cwd.as_deref(), Some(&*env.cwd().to_string_lossy()));
+    assert!(info.created.is_some() && info.size > 0);
+    assert_eq!(history.find(&id).as_deref(), Some(info.path.as_path()));
+    assert_eq!(history.list_all(0, None).len(), 1);
+    assert!(history.list(env.cwd(), 1, None).is_empty(), "offset");
+
+    let log = SessionLog::read(&info.path).unwrap();
+    assert!(log.bad_lines.is_empty(), "{:?}", log.bad_lines);
+    let conversation = log.conversation();
+    let shape: Vec<String> = conversation
+        .iter()
+        .map(|e| {
+            let what = if e.is_tool_result() {
+                "result".to_owned()
+            } else if let Some(text) = e.text() {
+                text
+            } else {
+                let content = &e.message.as_ref().unwrap()["content"];
+                format!(
+                    "call {}",
+                    content[0]["input"]["command"].as_str().unwrap_or("?")
+                )
+            };
+            format!("{} {what}", e.kind)
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            "user first question: run two commands",
+            "assistant Running two.",
+            "assistant call echo one",
+            "assistant call echo two",
+            "user result",
+            "user result",
+            "assistant Both ran.",
+            "user second question",
+            "assistant Second answer.",
+        ],
+        "{shape:#?}"
+    );
+    assert!(conversation.iter().all(|e| e.kind != EntryKind::ATTACHMENT));
+}

@@ -1,0 +1,508 @@
+//! The CLI's own session history on disk: where it keeps sessions
+//! (`<config>/projects/<project>/<session>.jsonl`), listing them newest first with what a
+//! picker shows, and reading one as its conversation (the main chain of its entries).
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use byre_proto::{EntryKind, SessionEntry};
+
+/// How much of each end of a file listing reads (a session's metadata sits at its ends).
+const LIST_WINDOW: u64 = 64 * 1024;
+
+/// The longest project folder name before the CLI shortens it with a hash.
+const MAX_PROJECT_NAME: usize = 200;
+
+/// The CLI's configuration folder: `CLAUDE_CONFIG_DIR`, else `~/.claude`.
+pub fn config_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|home| PathBuf::from(home).join(".claude"))
+}
+
+/// The folder name the CLI gives the project at `path`: every character but an ASCII letter or
+/// digit becomes `-` (counted in UTF-16 units, as the CLI does); a name over 200 characters is
+/// cut there and ends with `-` and a hash of the whole path.
+pub fn project_dir_name(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    let units: Vec<u16> = text.encode_utf16().collect();
+    let name: String = units
+        .iter()
+        .map(|&u| match u8::try_from(u) {
+            Ok(b) if b.is_ascii_alphanumeric() => char::from(b),
+            _ => '-',
+        })
+        .collect();
+    if name.len() <= MAX_PROJECT_NAME {
+        return name;
+    }
+    let mut hash: i32 = 0;
+    for &unit in &units {
+        hash = hash.wrapping_mul(31).wrapping_add(i32::from(unit));
+    }
+    format!(
+        "{}-{}",
+        &name[..MAX_PROJECT_NAME],
+        base36(hash.unsigned_abs())
+    )
+}
+
+fn base36(mut n: u32) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut out = Vec::new();
+    loop {
+        out.push(DIGITS[(n % 36) as usize]);
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// One session, as a picker lists it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionInfo {
+    /// Its id (the file's name).
+    pub session_id: String,
+    /// Its file.
+    pub path: PathBuf,
+    /// The title the user gave it, else the one the CLI made.
+    pub title: Option<String>,
+    /// The first thing the user typed (at most 200 characters).
+    pub first_prompt: Option<String>,
+    /// The last prompt, else the CLI's summary.
+    pub last_prompt: Option<String>,
+    /// Its tag, if it has one.
+    pub tag: Option<String>,
+    /// The working directory it ran in.
+    pub cwd: Option<String>,
+    /// Its git branch.
+    pub git_branch: Option<String>,
+    /// When its first entry was written (ISO 8601).
+    pub created: Option<String>,
+    /// When the file last changed.
+    pub modified: SystemTime,
+    /// The file's size in bytes.
+    pub size: u64,
+}
+
+impl SessionInfo {
+    /// What to show for it: the title, else the last prompt, else the first one.
+    pub fn label(&self) -> Option<&str> {
+        self.title
+            .as_deref()
+            .or(self.last_prompt.as_deref())
+            .or(self.first_prompt.as_deref())
+    }
+}
+
+/// The CLI's sessions under one configuration folder.
+#[derive(Debug, Clone)]
+pub struct SessionHistory {
+    config_dir: PathBuf,
+}
+
+impl SessionHistory {
+    /// The history under `config_dir` (the CLI's `~/.claude`).
+    pub fn new(config_dir: impl Into<PathBuf>) -> Self {
+        SessionHistory {
+            config_dir: config_dir.into(),
+        }
+    }
+
+    /// The history the CLI would use here ([`config_dir`]).
+    pub fn from_env() -> Option<Self> {
+        config_dir().map(SessionHistory::new)
+    }
+
+    /// `<config>/projects`.
+    pub fn projects_dir(&self) -> PathBuf {
+        self.config_dir.join("projects")
+    }
+
+    /// The folder of the project at `cwd` (the path as given, then as the file system spells
+    /// it); `None` when it has no sessions. A long path matches any folder with its name's
+    /// first 200 characters, as CLIs that hashed differently named them.
+    pub fn project_dir(&self, cwd: &Path) -> Option<PathBuf> {
+        let mut candidates = vec![cwd.to_path_buf()];
+        if let Ok(real) = cwd.canonicalize() {
+            candidates.push(real);
+        }
+        for path in candidates {
+            let name = project_dir_name(&path);
+            let exact = self.projects_dir().join(&name);
+            if exact.is_dir() {
+                return Some(exact);
+            }
+            if name.len() > MAX_PROJECT_NAME {
+                let prefix = format!("{}-", &name[..MAX_PROJECT_NAME]);
+                let found = std::fs::read_dir(self.projects_dir())
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .find(|e| e.file_name().to_string_lossy().starts_with(&prefix));
+                if let Some(entry) = found {
+                    return Some(entry.path());
+                }
+            }
+        }
+        None
+    }
+
+    /// The sessions of the project at `cwd`, newest first, skipping `offset` and giving at
+    /// most `limit`.
+    pub fn list(&self, cwd: &Path, offset: usize, limit: Option<usize>) -> Vec<SessionInfo> {
+        let dirs: Vec<PathBuf> = self.project_dir(cwd).into_iter().collect();
+        page(list_dirs(&dirs), offset, limit)
+    }
+
+    /// The sessions of every project, newest first.
+    pub fn list_all(&self, offset: usize, limit: Option<usize>) -> Vec<SessionInfo> {
+        let dirs: Vec<PathBuf> = std::fs::read_dir(self.projects_dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        page(list_dirs(&dirs), offset, limit)
+    }
+
+    /// The file of session `id` in any project.
+    pub fn find(&self, id: &str) -> Option<PathBuf> {
+        if !is_session_id(id) {
+            return None;
+        }
+        std::fs::read_dir(self.projects_dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path().join(format!("{id}.jsonl")))
+            .find(|p| p.is_file())
+    }
+}
+
+fn page(mut sessions: Vec<SessionInfo>, offset: usize, limit: Option<usize>) -> Vec<SessionInfo> {
+    sessions.sort_by_key(|s| std::cmp::Reverse(s.modified));
+    sessions
+        .into_iter()
+        .skip(offset)
+        .take(limit.unwrap_or(usize::MAX))
+        .collect()
+}
+
+fn list_dirs(dirs: &[PathBuf]) -> Vec<SessionInfo> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for dir in dirs {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let Some(id) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".jsonl"))
+            else {
+                continue;
+            };
+            if !is_session_id(id) || !seen.insert(id.to_owned()) {
+                continue;
+            }
+            if let Ok(Some(info)) = session_info(&path) {
+                out.push(info);
+            }
+        }
+    }
+    out
+}
+
+/// Whether `id` has the form of a session id (a UUID).
+pub fn is_session_id(id: &str) -> bool {
+    let parts: Vec<&str> = id.split('-').collect();
+    let lengths = [8, 4, 4, 4, 12];
+    parts.len() == 5
+        && parts
+            .iter()
+            .zip(lengths)
+            .all(|(p, n)| p.len() == n && p.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// What a picker shows of the session file at `path`, read from its first and last 64 KiB;
+/// `None` for an empty file, or one that is only a subagent's side chain.
+pub fn session_info(path: &Path) -> io::Result<Option<SessionInfo>> {
+    let meta = std::fs::metadata(path)?;
+    let size = meta.len();
+    if size == 0 {
+        return Ok(None);
+    }
+    let session_id = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut file = File::open(path)?;
+    let head = read_window(&mut file, 0, LIST_WINDOW.min(size))?;
+    let tail_start = size.saturating_sub(LIST_WINDOW);
+    let tail = if tail_start == 0 {
+        Vec::new()
+    } else {
+        read_window(&mut file, tail_start, size - tail_start)?
+    };
+    let head_entries = entries_in(&head, false);
+    let tail_entries = entries_in(&tail, tail_start > 0);
+    let mut info = SessionInfo {
+        session_id,
+        path: path.to_path_buf(),
+        title: None,
+        first_prompt: None,
+        last_prompt: None,
+        tag: None,
+        cwd: None,
+        git_branch: None,
+        created: None,
+        modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+        size,
+    };
+    let mut main_seen = false;
+    for entry in &head_entries {
+        if entry.kind.is_chain() && entry.is_sidechain != Some(true) {
+            main_seen = true;
+            info.created = info.created.take().or_else(|| entry.timestamp.clone());
+            info.cwd = info.cwd.take().or_else(|| entry.cwd.clone());
+        }
+        if info.first_prompt.is_none() && is_typed_prompt(entry) {
+            info.first_prompt = entry.text().map(|t| shorten(&t));
+        }
+    }
+    let all: Vec<&SessionEntry> = head_entries.iter().chain(tail_entries.iter()).collect();
+    let mut custom = None;
+    let mut ai = None;
+    let mut summary = None;
+    for entry in &all {
+        match entry.kind.as_str() {
+            "custom-title" => custom = entry.custom_title.clone().or(custom),
+            "ai-title" => ai = entry.ai_title.clone().or(ai),
+            "tag" => info.tag = entry.tag.clone().filter(|t| !t.is_empty()),
+            "last-prompt" => {
+                info.last_prompt = entry.last_prompt.clone().or(info.last_prompt.take())
+            }
+            "summary" => summary = entry.summary.clone().or(summary),
+            _ => {}
+        }
+        if entry.kind.is_chain() && entry.is_sidechain != Some(true) {
+            main_seen = true;
+            if let Some(branch) = &entry.git_branch {
+                info.git_branch = Some(branch.clone());
+            }
+        }
+    }
+    if !main_seen {
+        return Ok(None);
+    }
+    info.title = custom.or(ai);
+    info.last_prompt = info.last_prompt.take().or(summary);
+    Ok(Some(info))
+}
+
+/// Whether an entry is something the user typed (not a tool result, a note or a summary).
+fn is_typed_prompt(entry: &SessionEntry) -> bool {
+    entry.kind == EntryKind::USER
+        && entry.is_sidechain != Some(true)
+        && entry.is_meta != Some(true)
+        && entry.is_compact_summary != Some(true)
+        && !entry.is_tool_result()
+        && entry
+            .text()
+            .is_some_and(|t| !t.starts_with("<local-command") && !t.starts_with("<command-"))
+}
+
+fn shorten(text: &str) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(200) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+fn read_window(file: &mut File, start: u64, len: u64) -> io::Result<Vec<u8>> {
+    file.seek(SeekFrom::Start(start))?;
+    let mut buffer = Vec::with_capacity(len as usize);
+    file.take(len).read_to_end(&mut buffer)?;
+    Ok(buffer)
+}
+
+/// The entries of the whole lines in `bytes` (the first, partial line skipped when `cut`).
+fn entries_in(bytes: &[u8], cut: bool) -> Vec<SessionEntry> {
+    let mut lines = bytes.split(|&b| b == b'\n');
+    if cut {
+        lines.next();
+    }
+    lines
+        .filter_map(|line| std::str::from_utf8(line).ok())
+        .filter(|line| !line.trim().is_empty())
+        .filter_map(|line| SessionEntry::from_line(line).ok())
+        .collect()
+}
+
+/// A session read whole: every entry in file order, and the lines that did not decode.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct SessionLog {
+    /// Every entry, in file order.
+    pub entries: Vec<SessionEntry>,
+    /// The 1-based numbers of lines that are not entries (not JSON, no `type`).
+    pub bad_lines: Vec<usize>,
+}
+
+impl SessionLog {
+    /// Reads the session file at `path`, line by line.
+    pub fn read(path: &Path) -> io::Result<SessionLog> {
+        let mut log = SessionLog::default();
+        let reader = BufReader::new(File::open(path)?);
+        for (n, line) in reader.split(b'\n').enumerate() {
+            let line = line?;
+            let Ok(text) = std::str::from_utf8(&line) else {
+                log.bad_lines.push(n + 1);
+                continue;
+            };
+            if text.trim().is_empty() {
+                continue;
+            }
+            match SessionEntry::from_line(text) {
+                Ok(entry) => log.entries.push(entry),
+                Err(_) => log.bad_lines.push(n + 1),
+            }
+        }
+        Ok(log)
+    }
+
+    /// The conversation as the CLI resumes it: from the latest main-chain message back to the
+    /// root along `parentUuid`, in order, with the parallel tool calls and results a single
+    /// parent walk skips put back after the response they belong to. Side chains, notes and
+    /// attachments are left out; a compaction summary is kept, and the history before a
+    /// compaction boundary is not followed.
+    pub fn conversation(&self) -> Vec<&SessionEntry> {
+        let by_uuid: HashMap<&str, &SessionEntry> = self
+            .entries
+            .iter()
+            .filter(|e| e.kind.is_chain())
+            .filter_map(|e| e.uuid.as_deref().map(|u| (u, e)))
+            .collect();
+        let is_message = |e: &SessionEntry| {
+            (e.kind == EntryKind::USER || e.kind == EntryKind::ASSISTANT)
+                && e.is_sidechain != Some(true)
+        };
+        let Some(leaf) = self
+            .entries
+            .iter()
+            .rev()
+            .find(|e| is_message(e) && e.is_meta != Some(true))
+        else {
+            return Vec::new();
+        };
+        let mut chain = Vec::new();
+        let mut seen = HashSet::new();
+        let mut at = Some(leaf);
+        while let Some(entry) = at {
+            let Some(uuid) = entry.uuid.as_deref() else {
+                break;
+            };
+            if !seen.insert(uuid) {
+                break;
+            }
+            chain.push(entry);
+            at = entry
+                .parent_uuid
+                .as_deref()
+                .and_then(|p| by_uuid.get(p).copied());
+        }
+        chain.reverse();
+        // Parallel tool calls: the other blocks of a response, and the results that answer
+        // them, hang off the chain; put each back after the entry it follows.
+        let mut placed: HashSet<&str> = chain.iter().filter_map(|e| e.uuid.as_deref()).collect();
+        loop {
+            let mut added = false;
+            for entry in self.entries.iter().filter(|e| is_message(e)) {
+                let Some(uuid) = entry.uuid.as_deref() else {
+                    continue;
+                };
+                if placed.contains(uuid) {
+                    continue;
+                }
+                let parent = entry.parent_uuid.as_deref();
+                let follows = match parent {
+                    Some(p) if placed.contains(p) => {
+                        chain.iter().rposition(|e| e.uuid.as_deref() == Some(p))
+                    }
+                    _ => None,
+                };
+                let follows = follows.or_else(|| {
+                    let id = response_id(entry)?;
+                    chain.iter().rposition(|e| response_id(e) == Some(id))
+                });
+                if let Some(at) = follows {
+                    // After the entries already put back beside it, in file order.
+                    let mut at = at + 1;
+                    while at < chain.len()
+                        && chain[at].parent_uuid.as_deref() == parent
+                        && parent.is_some()
+                    {
+                        at += 1;
+                    }
+                    chain.insert(at, entry);
+                    placed.insert(uuid);
+                    added = true;
+                }
+            }
+            if !added {
+                break;
+            }
+        }
+        let messages: Vec<&SessionEntry> = chain
+            .into_iter()
+            .filter(|e| is_message(e) && e.is_meta != Some(true))
+            .collect();
+        blocks_before_results(messages)
+    }
+}
+
+/// Orders each response as the API had it: all its blocks, then the tool results answering
+/// them (CLIs write a result beside its call or after every call; the order within each
+/// group is kept).
+fn blocks_before_results(messages: Vec<&SessionEntry>) -> Vec<&SessionEntry> {
+    let mut out = Vec::with_capacity(messages.len());
+    let mut i = 0;
+    while i < messages.len() {
+        let Some(id) = response_id(messages[i]) else {
+            out.push(messages[i]);
+            i += 1;
+            continue;
+        };
+        let mut end = i;
+        while end < messages.len()
+            && (response_id(messages[end]) == Some(id) || messages[end].is_tool_result())
+        {
+            end += 1;
+        }
+        let window = &messages[i..end];
+        out.extend(window.iter().filter(|e| response_id(e) == Some(id)));
+        out.extend(window.iter().filter(|e| response_id(e) != Some(id)));
+        i = end;
+    }
+    out
+}
+
+/// The API message id of an assistant entry (shared by the entries of one response).
+fn response_id(entry: &SessionEntry) -> Option<&str> {
+    if entry.kind != EntryKind::ASSISTANT {
+        return None;
+    }
+    entry.message.as_ref()?.get("id")?.as_str()
+}

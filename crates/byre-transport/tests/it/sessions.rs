@@ -1,0 +1,83 @@
+//! Session files read without the CLI: bad lines counted and skipped, unknown kinds kept, side
+//! chains and history before a compaction left out of the conversation, titles and tags
+//! listed, and non-session files ignored.
+
+use byre_transport::{session_info, SessionHistory, SessionLog};
+use serde_json::{json, Value};
+
+fn line(value: Value) -> String {
+    format!("{value}\n")
+}
+
+fn entry(kind: &str, uuid: &str, parent: Option<&str>, text: &str) -> Value {
+    json!({
+        "type": kind, "uuid": uuid, "parentUuid": parent, "isSidechain": false,
+        "sessionId": "0b7c5e4e-6a3e-4d8c-9a51-2f1d3c4b5a69", "timestamp": "2026-12-03T10:00:00.000Z",
+        "cwd": "/work/p", "gitBranch": "main",
+        "message": {"role": kind, "content": text},
+    })
+}
+
+#[test]
+fn a_hand_written_session_reads_as_its_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("projects/-work-p");
+    std::fs::create_dir_all(&project).unwrap();
+    let path = project.join("0b7c5e4e-6a3e-4d8c-9a51-2f1d3c4b5a69.jsonl");
+    let mut side = entry("user", "s1", Some("a1"), "subagent work");
+    side["isSidechain"] = json!(true);
+    let mut boundary = entry("system", "b1", None, "");
+    boundary["subtype"] = json!("compact_boundary");
+    boundary["logicalParentUuid"] = json!("a1");
+    let mut summary = entry("user", "c1", Some("b1"), "Summary of the earlier talk.");
+    summary["isCompactSummary"] = json!(true);
+    let text = [
+        line(entry("user", "u1", None, "an old question")),
+        line(entry("assistant", "a1", Some("u1"), "an old answer")),
+        line(side),
+        "not json at all\n".to_owned(),
+        line(json!({"type": "from-a-newer-cli", "payload": 1})),
+        line(boundary),
+        line(summary),
+        line(entry("user", "u2", Some("c1"), "a new question")),
+        line(entry("assistant", "a2", Some("u2"), "a new answer")),
+        line(json!({"type": "custom-title", "customTitle": "My session", "sessionId": "x"})),
+        line(json!({"type": "tag", "tag": "ci", "sessionId": "x"})),
+        line(json!({"type": "last-prompt", "lastPrompt": "a new question", "leafUuid": "a2"})),
+    ]
+    .concat();
+    std::fs::write(&path, text).unwrap();
+    std::fs::write(project.join("notes.jsonl"), "{}\n").unwrap();
+    std::fs::write(
+        project.join("1b7c5e4e-6a3e-4d8c-9a51-2f1d3c4b5a69.jsonl"),
+        "",
+    )
+    .unwrap();
+
+    let log = SessionLog::read(&path).unwrap();
+    assert_eq!(log.bad_lines, [4]);
+    assert_eq!(log.entries.len(), 11);
+    assert_eq!(log.entries[3].kind, "from-a-newer-cli");
+    assert_eq!(log.entries[3].extra.get("payload"), Some(&json!(1)));
+    let texts: Vec<String> = log.conversation().iter().filter_map(|e| e.text()).collect();
+    assert_eq!(
+        texts,
+        [
+            "Summary of the earlier talk.",
+            "a new question",
+            "a new answer"
+        ]
+    );
+
+    let info = session_info(&path).unwrap().unwrap();
+    assert_eq!(info.title.as_deref(), Some("My session"));
+    assert_eq!(info.tag.as_deref(), Some("ci"));
+    assert_eq!(info.first_prompt.as_deref(), Some("an old question"));
+    assert_eq!(info.label(), Some("My session"));
+    assert_eq!(info.git_branch.as_deref(), Some("main"));
+    // The empty file and the file that is not named as a session are not sessions.
+    let history = SessionHistory::new(dir.path());
+    let listed = history.list(std::path::Path::new("/work/p"), 0, None);
+    assert_eq!(listed.len(), 1, "{listed:#?}");
+    assert!(history.find("../etc/passwd").is_none());
+}
