@@ -45,6 +45,23 @@ pub(crate) enum Command {
         #[arg(long, conflicts_with = "history")]
         no_history: bool,
     },
+    /// List the CLI's own sessions, newest first: id, when, size, title or first prompt.
+    Sessions {
+        /// The project whose sessions to list (default: the current directory).
+        #[arg(long, value_name = "DIR", conflicts_with = "all")]
+        cwd: Option<PathBuf>,
+        /// Every project's sessions.
+        #[arg(long)]
+        all: bool,
+        /// At most this many.
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+    },
+    /// Print one of the CLI's sessions as a conversation (as `replay` prints a transcript).
+    Show {
+        /// The session id.
+        session: String,
+    },
     /// Print a transcript (`--transcript`, or `--output json` saved to a file) as a
     /// conversation.
     Replay {

@@ -85,6 +85,9 @@ pub(crate) enum CliError {
     /// The prompt could not be read from stdin.
     #[error("cannot read the prompt from stdin: {0}")]
     Stdin(std::io::Error),
+    /// The session history could not be read.
+    #[error("{0}")]
+    History(String),
     /// The prompt is empty.
     #[error("the prompt is empty")]
     EmptyPrompt,

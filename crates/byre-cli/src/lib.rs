@@ -25,6 +25,7 @@ use clap::Parser;
 mod args;
 mod chat;
 mod errors;
+mod history;
 mod render;
 mod replay;
 mod run;
@@ -86,6 +87,8 @@ pub async fn main_with(args: impl IntoIterator<Item = OsString>, setup: Setup) -
             chat::chat(session, history, &setup).await
         }
         args::Command::Replay { file } => replay::replay(&file),
+        args::Command::Sessions { cwd, all, limit } => history::sessions(cwd, all, limit),
+        args::Command::Show { session } => history::show(&session),
     };
     match outcome {
         Ok(code) => code,

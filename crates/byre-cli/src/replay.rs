@@ -81,7 +81,7 @@ pub(crate) fn replay(path: &Path) -> Result<ExitCode, CliError> {
 
 /// What the conversation so far needs to show the next line.
 #[derive(Default)]
-struct View {
+pub(crate) struct View {
     messages: usize,
     session: Option<String>,
     /// Tool calls by id: their label and depth.
@@ -109,7 +109,7 @@ impl View {
         }
     }
 
-    fn received(&mut self, message: &CliMessage) -> Vec<String> {
+    pub(crate) fn received(&mut self, message: &CliMessage) -> Vec<String> {
         self.messages += 1;
         let mut lines = Vec::new();
         match message {

@@ -3,6 +3,7 @@
 
 mod chat;
 mod errors;
+mod history;
 mod replay;
 mod run;
 mod support;

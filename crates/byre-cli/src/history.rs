@@ -1,0 +1,131 @@
+//! `byre sessions` and `byre show`: the CLI's own session history (its files under
+//! `~/.claude/projects`), listed newest first and shown as a conversation.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::SystemTime;
+
+use byre_proto::{CliMessage, EntryKind};
+use byre_transport::{SessionHistory, SessionLog};
+
+use crate::errors::CliError;
+use crate::render::one_line;
+use crate::replay::View;
+
+/// The history the CLI uses here, or an error saying where it looked.
+fn history() -> Result<SessionHistory, CliError> {
+    SessionHistory::from_env()
+        .ok_or_else(|| CliError::History("neither CLAUDE_CONFIG_DIR nor HOME is set".into()))
+}
+
+/// Lists sessions: of `cwd` (default: the current directory), or of every project.
+pub(crate) fn sessions(
+    cwd: Option<PathBuf>,
+    all: bool,
+    limit: Option<usize>,
+) -> Result<ExitCode, CliError> {
+    let history = history()?;
+    let listed = if all {
+        history.list_all(0, limit)
+    } else {
+        let dir = match cwd {
+            Some(dir) => dir,
+            None => std::env::current_dir().map_err(CliError::CurrentDir)?,
+        };
+        history.list(&dir, 0, limit)
+    };
+    let mut out = std::io::stdout().lock();
+    for info in &listed {
+        let label = info.label().map(one_line).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{}  {}  {:>8}  {label}",
+            info.session_id,
+            ago(info.modified),
+            size(info.size)
+        );
+    }
+    let _ = out.flush();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints session `id` as a conversation.
+pub(crate) fn show(id: &str) -> Result<ExitCode, CliError> {
+    let history = history()?;
+    let path = history.find(id).ok_or_else(|| {
+        CliError::History(format!(
+            "no session {id} in {}",
+            history.projects_dir().display()
+        ))
+    })?;
+    let log = SessionLog::read(&path)
+        .map_err(|e| CliError::History(format!("{}: {e}", path.display())))?;
+    let mut view = View::default();
+    let mut out = std::io::stdout().lock();
+    if let Some(first) = log.entries.iter().find(|e| e.kind.is_chain()) {
+        let _ = writeln!(
+            out,
+            "session {id} · {} · {}",
+            first.cwd.as_deref().unwrap_or("?"),
+            first.timestamp.as_deref().unwrap_or("?")
+        );
+    }
+    for entry in log.conversation() {
+        let lines = if entry.kind == EntryKind::USER && !entry.is_tool_result() {
+            let text = entry.text().unwrap_or_default();
+            let who = if entry.is_compact_summary == Some(true) {
+                "summary"
+            } else {
+                "you"
+            };
+            vec![String::new(), format!("{who}: {}", text.trim_end())]
+        } else {
+            // As the CLI streamed it: the entry's message in a message of its kind.
+            let line = serde_json::json!({
+                "type": entry.kind.as_str(),
+                "message": entry.message,
+                "session_id": entry.session_id,
+                "parent_tool_use_id": null,
+            });
+            match CliMessage::from_slice(line.to_string().as_bytes()) {
+                Ok(message) => view.received(&message),
+                Err(_) => Vec::new(),
+            }
+        };
+        for line in lines {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    if !log.bad_lines.is_empty() {
+        eprintln!(
+            "byre: {} lines of the file are not entries",
+            log.bad_lines.len()
+        );
+    }
+    let _ = out.flush();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How long ago `when` was, shortly (`5m ago`, `3h ago`, `12d ago`).
+fn ago(when: SystemTime) -> String {
+    let secs = SystemTime::now()
+        .duration_since(when)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    match secs {
+        0..=59 => format!("{secs}s ago"),
+        60..=3599 => format!("{}m ago", secs / 60),
+        3600..=86_399 => format!("{}h ago", secs / 3600),
+        _ => format!("{}d ago", secs / 86_400),
+    }
+}
+
+/// A file size, shortly.
+fn size(bytes: u64) -> String {
+    match bytes {
+        0..=1023 => format!("{bytes} B"),
+        1024..=1_048_575 => format!("{:.1} KiB", bytes as f64 / 1024.0),
+        _ => format!("{:.1} MiB", bytes as f64 / 1_048_576.0),
+    }
+}
