@@ -27,8 +27,8 @@ pub use crate::process::{
     exit_hint, CliProcess, ExitInfo, ProcessOptions, StderrCallback, StderrTail, Stopped,
 };
 pub use crate::sessions::{
-    config_dir, is_session_id, project_dir_name, session_info, SessionHistory, SessionInfo,
-    SessionLog,
+    config_dir, is_session_id, new_uuid, project_dir_name, session_info, SessionHistory,
+    SessionInfo, SessionLog,
 };
 pub use crate::spawn::{
     shell_quote, BoxFuture, ChildHandle, CliOutput, CliStdin, Local, Spawn, SpawnRequest, Spawned,

@@ -191,6 +191,149 @@ impl SessionHistory {
     }
 }
 
+impl SessionHistory {
+    /// The file of session `id`, or a `NotFound` error naming it.
+    fn file(&self, id: &str) -> io::Result<PathBuf> {
+        self.find(id).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("no session {id} in {}", self.projects_dir().display()),
+            )
+        })
+    }
+
+    /// Gives session `id` a title, as the CLI's `/rename` does (a `custom-title` entry).
+    pub fn rename(&self, id: &str, title: &str) -> io::Result<()> {
+        let title = title.trim();
+        if title.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "an empty title",
+            ));
+        }
+        let entry =
+            serde_json::json!({"type": "custom-title", "customTitle": title, "sessionId": id});
+        append(&self.file(id)?, &[entry])
+    }
+
+    /// Tags session `id` (`None` clears its tag): a `tag` entry.
+    pub fn tag(&self, id: &str, tag: Option<&str>) -> io::Result<()> {
+        let tag = tag.map(str::trim).unwrap_or_default();
+        let entry = serde_json::json!({"type": "tag", "tag": tag, "sessionId": id});
+        append(&self.file(id)?, &[entry])
+    }
+
+    /// Deletes session `id`: its file and its folder (subagents, tool results).
+    pub fn delete(&self, id: &str) -> io::Result<()> {
+        let path = self.file(id)?;
+        std::fs::remove_file(&path)?;
+        let folder = path.with_extension("");
+        match std::fs::remove_dir_all(&folder) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Copies session `id` into a new session beside it, its conversation only (up to and
+    /// including message `up_to` when given), every entry with a new id and the new session's
+    /// id, each marked `forkedFrom` the entry it copies. Returns the new session's id; resume
+    /// it as any other.
+    pub fn fork(&self, id: &str, up_to: Option<&str>) -> io::Result<String> {
+        let path = self.file(id)?;
+        let log = SessionLog::read(&path)?;
+        let mut kept: Vec<&SessionEntry> = Vec::new();
+        for entry in &log.entries {
+            if !entry.kind.is_chain()
+                || entry.kind == EntryKind::PROGRESS
+                || entry.is_sidechain == Some(true)
+                || entry.uuid.is_none()
+            {
+                continue;
+            }
+            kept.push(entry);
+            if up_to.is_some() && entry.uuid.as_deref() == up_to {
+                break;
+            }
+        }
+        if let Some(at) = up_to {
+            if kept.last().and_then(|e| e.uuid.as_deref()) != Some(at) {
+                return Err(io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!("no message {at} in session {id}"),
+                ));
+            }
+        }
+        let new_id = new_uuid();
+        let ids: HashMap<&str, String> = kept
+            .iter()
+            .filter_map(|e| e.uuid.as_deref())
+            .map(|u| (u, new_uuid()))
+            .collect();
+        let mut out = Vec::with_capacity(kept.len() + 1);
+        for entry in kept {
+            let old = entry.uuid.clone().unwrap_or_default();
+            let mut copy = entry.clone();
+            copy.uuid = ids.get(old.as_str()).cloned();
+            // A parent that was not copied (a progress entry) is skipped to its own parent.
+            copy.parent_uuid = entry
+                .parent_uuid
+                .as_deref()
+                .and_then(|p| ancestor_copied(p, &log, &ids).and_then(|a| ids.get(a).cloned()));
+            copy.logical_parent_uuid = entry
+                .logical_parent_uuid
+                .as_deref()
+                .and_then(|p| ids.get(p).cloned());
+            copy.session_id = Some(new_id.clone());
+            copy.is_sidechain = Some(false);
+            copy.forked_from = Some(serde_json::json!({"sessionId": id, "messageUuid": old}));
+            out.push(serde_json::to_value(&copy).map_err(io::Error::other)?);
+        }
+        if let Some(title) = session_info(&path)?.and_then(|i| i.title) {
+            out.push(serde_json::json!({
+                "type": "custom-title",
+                "customTitle": format!("{title} (fork)"),
+                "sessionId": new_id,
+            }));
+        }
+        let target = path.with_file_name(format!("{new_id}.jsonl"));
+        append(&target, &out)?;
+        Ok(new_id)
+    }
+}
+
+/// The nearest of `uuid` and its ancestors that was copied.
+fn ancestor_copied<'a>(
+    uuid: &'a str,
+    log: &'a SessionLog,
+    ids: &HashMap<&str, String>,
+) -> Option<&'a str> {
+    let mut at = uuid;
+    for _ in 0..log.entries.len() + 1 {
+        if ids.contains_key(at) {
+            return Some(at);
+        }
+        let entry = log.entries.iter().find(|e| e.uuid.as_deref() == Some(at))?;
+        at = entry.parent_uuid.as_deref()?;
+    }
+    None
+}
+
+/// Appends `entries` to the session file at `path` (created, readable by its owner only).
+fn append(path: &Path, entries: &[serde_json::Value]) -> io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
+    let mut text = String::new();
+    for entry in entries {
+        text.push_str(&entry.to_string());
+        text.push('\n');
+    }
+    file.write_all(text.as_bytes())
+}
+
 fn page(mut sessions: Vec<SessionInfo>, offset: usize, limit: Option<usize>) -> Vec<SessionInfo> {
     sessions.sort_by_key(|s| std::cmp::Reverse(s.modified));
     sessions
@@ -505,4 +648,32 @@ fn response_id(entry: &SessionEntry) -> Option<&str> {
         return None;
     }
     entry.message.as_ref()?.get("id")?.as_str()
+}
+
+/// A random version-4 UUID (a new session or entry id).
+pub fn new_uuid() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    // Two independently seeded hashers give 128 random bits without another dependency.
+    let mut bytes = [0u8; 16];
+    for half in bytes.chunks_mut(8) {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or_default(),
+        );
+        half.copy_from_slice(&hasher.finish().to_le_bytes());
+    }
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
 }

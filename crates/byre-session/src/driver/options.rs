@@ -356,30 +356,7 @@ pub(super) fn launch_note(argv: &[std::ffi::OsString]) -> String {
 
 /// A random version-4 UUID, for a new session id (`Launch::session_id`, `--session-id`).
 pub fn new_session_id() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    // Two independently seeded hashers give 128 random bits without another dependency.
-    let mut bytes = [0u8; 16];
-    for half in bytes.chunks_mut(8) {
-        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-        hasher.write_u128(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or_default(),
-        );
-        half.copy_from_slice(&hasher.finish().to_le_bytes());
-    }
-    bytes[6] = (bytes[6] & 0x0f) | 0x40;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    byre_transport::new_uuid()
 }
 
 /// Routes `AskUserQuestion` permission prompts to `questions`, others to `permissions` (denied

@@ -94,3 +94,81 @@ async fn a_session_the_cli_wrote_is_listed_and_read_back_in_order() {
     );
     assert!(conversation.iter().all(|e| e.kind != EntryKind::ATTACHMENT));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn renamed_tagged_forked_and_deleted_sessions_are_what_the_cli_resumes() {
+    let script = Script::new()
+        .rule(Rule::when(Match::user_text_contains("third")).reply(Reply::text("Third answer.")))
+        .rule(Rule::when(Match::user_text_contains("second")).reply(Reply::text("Second answer.")))
+        .rule(Rule::any().reply(Reply::text("First answer.")));
+    let model = FakeModel::start(script).await.unwrap();
+    let (options, env) = options(&model);
+    let (claude, mut events) = Claude::start(options.clone()).await.unwrap();
+    turn(&claude, &mut events, "the first question").await;
+    turn(&claude, &mut events, "the second question").await;
+    let id = claude.session_id().unwrap();
+    claude.close().await.unwrap();
+    let history = SessionHistory::new(env.home().join(".claude"));
+
+    history.rename(&id, "Questions").unwrap();
+    history.tag(&id, Some("triage")).unwrap();
+    let info = &history.list(env.cwd(), 0, None)[0];
+    assert_eq!(info.title.as_deref(), Some("Questions"));
+    assert_eq!(info.tag.as_deref(), Some("triage"));
+    history.tag(&id, None).unwrap();
+    assert_eq!(history.list(env.cwd(), 0, None)[0].tag, None);
+    assert!(history
+        .rename("00000000-0000-4000-8000-000000000000", "x")
+        .is_err());
+
+    // Fork at the first answer: the fork holds the first exchange only, and resumes.
+    let log = SessionLog::read(&history.find(&id).unwrap()).unwrap();
+    let first_answer = log
+        .conversation()
+        .into_iter()
+        .find(|e| e.text().as_deref() == Some("First answer."))
+        .and_then(|e| e.uuid.clone())
+        .unwrap();
+    let fork = history.fork(&id, Some(&first_answer)).unwrap();
+    assert_ne!(fork, id);
+    let forked = history.list(env.cwd(), 0, None);
+    assert_eq!(forked.len(), 2);
+    let fork_info = forked.iter().find(|s| s.session_id == fork).unwrap();
+    assert_eq!(fork_info.title.as_deref(), Some("Questions (fork)"));
+    let before = model.message_requests().len();
+    let (claude, mut events) = Claude::start(options.clone().resume(&fork)).await.unwrap();
+    let result = turn(&claude, &mut events, "the third question").await;
+    assert_eq!(result.result.as_deref(), Some("Third answer."));
+    claude.close().await.unwrap();
+    let request = &model.message_requests()[before..]
+        .iter()
+        .find(|r| {
+            r.user_texts()
+                .iter()
+                .any(|t| t.contains("the third question"))
+        })
+        .cloned()
+        .expect("the resumed fork asked the model");
+    let body = request.body.to_string();
+    assert!(body.contains("the first question") && body.contains("First answer."));
+    assert!(
+        !body.contains("the second question"),
+        "the fork was cut at the first answer"
+    );
+
+    // The renamed original resumes too, whole.
+    let (claude, mut events) = Claude::start(options.resume(&id)).await.unwrap();
+    turn(&claude, &mut events, "the third question").await;
+    claude.close().await.unwrap();
+    let last = model.message_requests().pop().unwrap().body.to_string();
+    assert!(last.contains("the second question"));
+
+    history.delete(&fork).unwrap();
+    let left: Vec<String> = history
+        .list(env.cwd(), 0, None)
+        .into_iter()
+        .map(|s| s.session_id)
+        .collect();
+    assert!(!left.contains(&fork), "{left:?}");
+    assert!(history.delete(&fork).is_err());
+}
