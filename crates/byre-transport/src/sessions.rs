@@ -301,6 +301,64 @@ impl SessionHistory {
     }
 }
 
+/// A subagent's transcript beside a session (`<session>/subagents/.../agent-<id>.jsonl`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SubagentInfo {
+    /// The subagent's id (`agentId` on its entries).
+    pub agent_id: String,
+    /// Its transcript; [`SessionLog::read`] reads it, [`SessionLog::messages`] in order.
+    pub path: PathBuf,
+    /// Its type (`general-purpose`, a name from `Options::agents`), from the sidecar.
+    pub agent_type: Option<String>,
+    /// What it was asked to do, from the sidecar.
+    pub description: Option<String>,
+    /// The id of the `Agent` tool call that started it, from the sidecar.
+    pub tool_use_id: Option<String>,
+    /// The subagent that started it, when one did.
+    pub parent_agent_id: Option<String>,
+}
+
+impl SessionHistory {
+    /// The subagents of session `id` (nested ones included), in file name order.
+    pub fn subagents(&self, id: &str) -> io::Result<Vec<SubagentInfo>> {
+        let folder = self.file(id)?.with_extension("").join("subagents");
+        let mut found = Vec::new();
+        let mut dirs = vec![folder];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let Some(agent_id) = name
+                    .strip_prefix("agent-")
+                    .and_then(|n| n.strip_suffix(".jsonl"))
+                else {
+                    continue;
+                };
+                let sidecar: serde_json::Value = std::fs::read(path.with_extension("meta.json"))
+                    .ok()
+                    .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+                    .unwrap_or_default();
+                let text = |key: &str| sidecar.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+                found.push(SubagentInfo {
+                    agent_id: agent_id.to_owned(),
+                    agent_type: text("agentType"),
+                    description: text("description"),
+                    tool_use_id: text("toolUseId"),
+                    parent_agent_id: text("parentAgentId"),
+                    path,
+                });
+            }
+        }
+        found.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(found)
+    }
+}
+
 /// The nearest of `uuid` and its ancestors that was copied.
 fn ancestor_copied<'a>(
     uuid: &'a str,
@@ -524,6 +582,16 @@ impl SessionLog {
             }
         }
         Ok(log)
+    }
+
+    /// Every user and assistant message in file order, side chains included: a subagent's
+    /// transcript, whose entries are all its side chain.
+    pub fn messages(&self) -> Vec<&SessionEntry> {
+        self.entries
+            .iter()
+            .filter(|e| e.kind == EntryKind::USER || e.kind == EntryKind::ASSISTANT)
+            .filter(|e| e.is_meta != Some(true))
+            .collect()
     }
 
     /// The conversation as the CLI resumes it: from the latest main-chain message back to the

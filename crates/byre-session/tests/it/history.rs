@@ -172,3 +172,58 @@ async fn renamed_tagged_forked_and_deleted_sessions_are_what_the_cli_resumes() {
     assert!(!left.contains(&fork), "{left:?}");
     assert!(history.delete(&fork).is_err());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagents_transcript_is_found_beside_its_session() {
+    let script = Script::new()
+        .rule(
+            Rule::when(Match::user_text_contains("REVIEW-TASK")).reply(Reply::text("Looks fine.")),
+        )
+        .rule(
+            Rule::when(Match::user_text_contains("ask the reviewer")).reply(Reply::tool_use(
+                "Agent",
+                json!({"description": "Review", "prompt": "REVIEW-TASK: check the change",
+                       "subagent_type": "reviewer"}),
+            )),
+        )
+        .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("The reviewer is happy.")))
+        .rule(Rule::any().reply(Reply::text("Nothing to do.")));
+    let model = FakeModel::start(script).await.unwrap();
+    let (options, env) = options(&model);
+    let options = options.agents(json!({"reviewer": {
+        "description": "Reviews a change", "prompt": "You review."}}));
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    turn(&claude, &mut events, "please ask the reviewer").await;
+    let id = claude.session_id().unwrap();
+    claude.close().await.unwrap();
+
+    let history = SessionHistory::new(env.home().join(".claude"));
+    let subagents = history.subagents(&id).unwrap();
+    assert_eq!(subagents.len(), 1, "{subagents:#?}");
+    let sub = &subagents[0];
+    assert_eq!(sub.agent_type.as_deref(), Some("reviewer"));
+    assert!(sub.tool_use_id.is_some());
+    let log = SessionLog::read(&sub.path).unwrap();
+    let texts: Vec<String> = log.messages().iter().filter_map(|e| e.text()).collect();
+    assert_eq!(
+        texts,
+        ["REVIEW-TASK: check the change", "Looks fine."],
+        "{texts:?}"
+    );
+    assert!(log
+        .entries
+        .iter()
+        .all(|e| e.agent_id.as_deref() == Some(sub.agent_id.as_str()) || !e.kind.is_chain()));
+    // The main conversation holds the call and its result, not the subagent's own talk.
+    let main = SessionLog::read(&history.find(&id).unwrap()).unwrap();
+    let main_texts: Vec<String> = main
+        .conversation()
+        .iter()
+        .filter_map(|e| e.text())
+        .collect();
+    assert!(
+        !main_texts.iter().any(|t| t == "Looks fine."),
+        "{main_texts:?}"
+    );
+    assert!(main_texts.iter().any(|t| t == "The reviewer is happy."));
+}
