@@ -45,6 +45,7 @@ mod cli;
 pub mod corpus;
 mod env;
 mod mcp_stdio;
+mod procs;
 mod script;
 mod server;
 pub mod sse;
@@ -57,6 +58,7 @@ pub use cli::{
 };
 pub use env::{running_as_root, ClaudeEnv, OFFLINE_API_KEY};
 pub use mcp_stdio::{mcp_stdio_bin, MCP_STDIO_BIN};
+pub use procs::{process_alive, process_gone};
 pub use script::{
     Block, ErrorReply, Match, MessageReply, PendingRule, Reply, RequestView, Rule, Script,
     ScriptError, Usage, DEFAULT_CHUNK_SIZE, UNMATCHED_TEXT,

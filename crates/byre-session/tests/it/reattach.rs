@@ -11,22 +11,11 @@ use byre_session::transport::{
     BoxFuture, ChildHandle, CliOutput, CliStdin, LaunchError, Local, Spawn, SpawnRequest, Spawned,
 };
 use byre_session::{Claude, Event};
-use byre_testkit::{FakeModel, Match, Reply, Rule, Script};
-use serde_json::json;
+use byre_testkit::FakeModel;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{watch, Notify};
 
 use crate::support::*;
-
-/// A model that runs `touch made.txt` with Bash, then says "Done." after the tool's result.
-fn touch_script() -> Script {
-    Script::new()
-        .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("Done.")))
-        .rule(Rule::any().reply(Reply::tool_use(
-            "Bash",
-            json!({"command": "touch made.txt", "description": "Create made.txt"}),
-        )))
-}
 
 /// The ids of the permission prompts a `control_response` line lists as pending.
 fn pending_in(event: &Event) -> Vec<String> {

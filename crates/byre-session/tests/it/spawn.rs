@@ -23,26 +23,8 @@ fn wrapper(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        let state = stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .split_whitespace()
-            .next();
-        !matches!(state, Some("Z") | Some("X"))
-    })
-}
-
 async fn gone(pid: u32) -> bool {
-    for _ in 0..200 {
-        if !alive(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    false
+    byre_testkit::process_gone(pid, Duration::from_millis(5000)).await
 }
 
 /// What one turn through `adjust`ed options showed.

@@ -82,3 +82,15 @@ pub(crate) async fn turn(claude: &Claude, events: &mut Events, prompt: &str) -> 
     claude.send(prompt).expect("the prompt is sent");
     until_result(events).await.1
 }
+
+/// A model that runs `touch made.txt` with Bash, then says "Done." after the tool's result.
+pub(crate) fn touch_script() -> byre_testkit::Script {
+    use byre_testkit::{Match, Reply, Rule, Script};
+    use serde_json::json;
+    Script::new()
+        .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("Done.")))
+        .rule(Rule::any().reply(Reply::tool_use(
+            "Bash",
+            json!({"command": "touch made.txt", "description": "Create made.txt"}),
+        )))
+}

@@ -15,17 +15,7 @@ use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::support::options;
-
-/// A model that runs `touch made.txt` with Bash, then says "Done." after the tool's result.
-fn touch_script() -> Script {
-    Script::new()
-        .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("Done.")))
-        .rule(Rule::any().reply(Reply::tool_use(
-            "Bash",
-            json!({"command": "touch made.txt", "description": "Create made.txt"}),
-        )))
-}
+use crate::support::{options, touch_script};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_permission_handler_is_asked_under_default_options() {

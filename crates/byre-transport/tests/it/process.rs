@@ -29,30 +29,12 @@ fn spawn(args: &[&str], options: ProcessOptions) -> CliProcess {
     CliProcess::spawn_args(&standin(), args, &Launch::new(), options).expect("the stand-in starts")
 }
 
-/// Whether a process with this pid is still alive (a zombie counts as gone).
 fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat
-                .rsplit(')')
-                .next()
-                .unwrap_or("")
-                .split_whitespace()
-                .next();
-            !matches!(state, Some("Z") | Some("X"))
-        }
-        Err(_) => false,
-    }
+    byre_testkit::process_alive(pid)
 }
 
 async fn gone(pid: u32) -> bool {
-    for _ in 0..50 {
-        if !alive(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    false
+    byre_testkit::process_gone(pid, Duration::from_millis(1000)).await
 }
 
 /// Reads the grandchild's pid from the stand-in's stderr.

@@ -127,26 +127,8 @@ fn children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        let state = stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .split_whitespace()
-            .next();
-        !matches!(state, Some("Z") | Some("X"))
-    })
-}
-
 async fn gone(pid: u32) -> bool {
-    for _ in 0..100 {
-        if !alive(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    false
+    byre_testkit::process_gone(pid, Duration::from_millis(2000)).await
 }
 
 /// Starts the stand-in with `args` through the `parent` wrapper; the wrapper's pid, the
