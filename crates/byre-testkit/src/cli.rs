@@ -421,14 +421,14 @@ fn npm_install(dir: &Path, version: &str) -> Result<(), ProvisionError> {
 }
 
 /// The last `lines` lines of `bytes`, as text.
-fn tail(bytes: &[u8], lines: usize) -> String {
+pub(crate) fn tail(bytes: &[u8], lines: usize) -> String {
     let text = String::from_utf8_lossy(bytes);
     let all: Vec<&str> = text.trim_end().lines().collect();
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
 /// Runs `command` with piped output, killing it if it takes longer than `timeout`.
-fn run_with_timeout(
+pub(crate) fn run_with_timeout(
     command: &mut Command,
     timeout: Duration,
 ) -> io::Result<(std::process::ExitStatus, Vec<u8>, Vec<u8>)> {
@@ -470,12 +470,12 @@ fn run_with_timeout(
 }
 
 /// `<dir>/.install.lock`, created exclusively and removed on drop.
-struct InstallLock {
+pub(crate) struct InstallLock {
     path: PathBuf,
 }
 
 impl InstallLock {
-    fn acquire(dir: &Path) -> Result<InstallLock, ProvisionError> {
+    pub(crate) fn acquire(dir: &Path) -> Result<InstallLock, ProvisionError> {
         let path = dir.join(".install.lock");
         let mut announced = false;
         loop {
@@ -491,7 +491,7 @@ impl InstallLock {
                     }
                     if !announced {
                         eprintln!(
-                            "byre-testkit: waiting for another process installing the CLI ({})",
+                            "byre-testkit: waiting for another process installing into {}",
                             path.display()
                         );
                         announced = true;

@@ -46,9 +46,11 @@ pub mod corpus;
 mod env;
 mod mcp_stdio;
 mod procs;
+mod s3;
 mod script;
 mod server;
 pub mod sse;
+mod store_conformance;
 mod strict;
 pub mod transcript;
 
@@ -59,11 +61,13 @@ pub use cli::{
 pub use env::{running_as_root, ClaudeEnv, OFFLINE_API_KEY};
 pub use mcp_stdio::{mcp_stdio_bin, MCP_STDIO_BIN};
 pub use procs::{process_alive, process_gone};
+pub use s3::{moto_server, S3Server, MOTO_SERVER_VAR, MOTO_VERSION};
 pub use script::{
     Block, ErrorReply, Match, MessageReply, PendingRule, Reply, RequestView, Rule, Script,
     ScriptError, Usage, DEFAULT_CHUNK_SIZE, UNMATCHED_TEXT,
 };
 pub use server::{serve_forever, FakeModel, FakeModelError, LoggedRequest};
+pub use store_conformance::{store_conformance, STORE_CHECKS};
 pub use strict::{check_modelled, cli_under_test, strictness, Strictness};
 pub use transcript::{
     read_transcript, TranscriptDir, TranscriptError, TranscriptKind, TranscriptLine,

@@ -13,6 +13,7 @@ mod launch;
 mod process;
 mod sessions;
 mod spawn;
+pub mod store;
 mod transcript;
 
 pub use crate::codec::{

@@ -5,4 +5,5 @@ mod launch;
 mod process;
 mod sessions;
 mod spawn;
+mod store;
 mod transcript;

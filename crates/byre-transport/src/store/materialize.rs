@@ -1,0 +1,254 @@
+//! Between a store and the CLI's disk: a stored session written into a scratch config
+//! directory for the CLI to `--resume`, and a session on disk copied into a store.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{SessionKey, SessionStore, StoreError};
+
+/// The entry type a store holds a subagent's `.meta.json` sidecar as (never in a CLI file).
+pub const AGENT_METADATA: &str = "agent_metadata";
+
+/// A stored session on disk in a scratch config directory, removed when this is dropped.
+/// The CLI resumes it with `CLAUDE_CONFIG_DIR` set to [`config_dir`](Materialized::config_dir).
+#[derive(Debug)]
+pub struct Materialized {
+    config_dir: PathBuf,
+    key: SessionKey,
+}
+
+impl Materialized {
+    /// The scratch config directory.
+    pub fn config_dir(&self) -> &Path {
+        &self.config_dir
+    }
+
+    /// Its `projects` directory (where the CLI writes, and so what its mirror lines name).
+    pub fn projects_dir(&self) -> PathBuf {
+        self.config_dir.join("projects")
+    }
+
+    /// The session put there.
+    pub fn session_id(&self) -> &str {
+        &self.key.session_id
+    }
+
+    /// Its key in the store.
+    pub fn key(&self) -> &SessionKey {
+        &self.key
+    }
+}
+
+impl Drop for Materialized {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.config_dir);
+    }
+}
+
+/// Writes a stored session into a new scratch config directory for the CLI to resume: the
+/// main transcript at `projects/<project>/<id>.jsonl`, each subagent transcript beside it
+/// with its `.meta.json`, and the caller's sign-in and settings copied from `from_config`
+/// (its `.credentials.json` without the OAuth refresh token, `.claude.json`, and
+/// `settings.json` without plugins or a `CLAUDE_CONFIG_DIR`).
+///
+/// `session_id: None` takes the project's latest session (the newest with entries that is
+/// not a subagent's side chain). `Ok(None)` when the store has no such session.
+pub async fn materialize(
+    store: &dyn SessionStore,
+    project_key: &str,
+    session_id: Option<&str>,
+    from_config: Option<&Path>,
+) -> Result<Option<Materialized>, StoreError> {
+    let (key, entries) = match session_id {
+        Some(id) => {
+            let key = SessionKey::main(project_key, id);
+            match store.load(&key).await? {
+                Some(entries) if !entries.is_empty() => (key, entries),
+                _ => return Ok(None),
+            }
+        }
+        None => match latest(store, project_key).await? {
+            Some(found) => found,
+            None => return Ok(None),
+        },
+    };
+    let dir = std::env::temp_dir().join(format!("byre-resume-{}", crate::sessions::new_uuid()));
+    let io = |what: &str, e: io::Error| StoreError::io(format!("{what} in {}", dir.display()), e);
+    create_private_dir(&dir).map_err(|e| io("creating the scratch config", e))?;
+    // Removed again on any failure below.
+    let materialized = Materialized {
+        config_dir: dir.clone(),
+        key: key.clone(),
+    };
+    let project = materialized.projects_dir().join(project_key);
+    fs::create_dir_all(&project).map_err(|e| io("creating the project", e))?;
+    write_private(&project.join(format!("{}.jsonl", key.session_id)), &entries)
+        .map_err(|e| io("writing the transcript", e))?;
+    for subpath in store.list_subkeys(&key).await? {
+        let sub = key.sub(subpath.as_str());
+        if sub.validate().is_err() {
+            continue;
+        }
+        let Some(entries) = store.load(&sub).await? else {
+            continue;
+        };
+        let (meta, lines): (Vec<Value>, Vec<Value>) = entries
+            .into_iter()
+            .partition(|e| e.get("type").and_then(Value::as_str) == Some(AGENT_METADATA));
+        let file = project
+            .join(&key.session_id)
+            .join(format!("{subpath}.jsonl"));
+        if let Some(parent) = file.parent() {
+            fs::create_dir_all(parent).map_err(|e| io("creating a subagent folder", e))?;
+        }
+        write_private(&file, &lines).map_err(|e| io("writing a subagent", e))?;
+        if let Some(Value::Object(mut meta)) = meta.into_iter().last() {
+            meta.remove("type");
+            let text = serde_json::to_vec(&meta).unwrap_or_default();
+            fs::write(file.with_extension("meta.json"), text)
+                .map_err(|e| io("writing a subagent's metadata", e))?;
+        }
+    }
+    if let Some(from) = from_config {
+        copy_sign_in(from, &dir).map_err(|e| io("copying the sign-in", e))?;
+    }
+    Ok(Some(materialized))
+}
+
+/// The project's newest session with entries that does not start as a side chain.
+async fn latest(
+    store: &dyn SessionStore,
+    project_key: &str,
+) -> Result<Option<(SessionKey, Vec<Value>)>, StoreError> {
+    let mut sessions = store.list_sessions(project_key).await?;
+    sessions.sort_by_key(|s| std::cmp::Reverse(s.mtime_ms));
+    for session in sessions {
+        let key = SessionKey::main(project_key, session.session_id);
+        let Some(entries) = store.load(&key).await? else {
+            continue;
+        };
+        let side = entries
+            .first()
+            .and_then(|e| e.get("isSidechain"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        if !entries.is_empty() && !side {
+            return Ok(Some((key, entries)));
+        }
+    }
+    Ok(None)
+}
+
+fn create_private_dir(dir: &Path) -> io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+fn write_private(path: &Path, entries: &[Value]) -> io::Result<()> {
+    let mut open = fs::OpenOptions::new();
+    open.create(true).write(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o600);
+    io::Write::write_all(&mut open.open(path)?, &super::to_jsonl(entries))
+}
+
+/// Copies what the CLI needs to sign in and behave as configured, and nothing that would
+/// point it back at the original config directory.
+fn copy_sign_in(from: &Path, to: &Path) -> io::Result<()> {
+    let read_json = |name: &str| -> Option<serde_json::Map<String, Value>> {
+        let bytes = fs::read(from.join(name)).ok()?;
+        match serde_json::from_slice(&bytes).ok()? {
+            Value::Object(map) => Some(map),
+            _ => None,
+        }
+    };
+    let write_json = |name: &str, map: serde_json::Map<String, Value>| -> io::Result<()> {
+        let mut open = fs::OpenOptions::new();
+        open.create(true).write(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o600);
+        let bytes = serde_json::to_vec(&map).unwrap_or_default();
+        io::Write::write_all(&mut open.open(to.join(name))?, &bytes)
+    };
+    if let Some(mut credentials) = read_json(".credentials.json") {
+        // Two CLIs refreshing one token would sign each other out.
+        if let Some(Value::Object(oauth)) = credentials.get_mut("claudeAiOauth") {
+            oauth.remove("refreshToken");
+        }
+        write_json(".credentials.json", credentials)?;
+    }
+    // With CLAUDE_CONFIG_DIR set the CLI keeps .claude.json inside it; without, beside it.
+    let outer = from.parent().map(|p| p.join(".claude.json"));
+    let state = read_json(".claude.json").or_else(|| {
+        let bytes = fs::read(outer?).ok()?;
+        serde_json::from_slice::<serde_json::Map<String, Value>>(&bytes).ok()
+    });
+    if let Some(state) = state {
+        write_json(".claude.json", state)?;
+    }
+    if let Some(mut settings) = read_json("settings.json") {
+        settings.remove("enabledPlugins");
+        settings.remove("extraKnownMarketplaces");
+        if let Some(Value::Object(env)) = settings.get_mut("env") {
+            env.remove("CLAUDE_CONFIG_DIR");
+        }
+        write_json("settings.json", settings)?;
+    }
+    Ok(())
+}
+
+/// Copies a session the CLI wrote on disk into a store, in batches of up to 500 entries:
+/// the main transcript at `file` under `(project_key, its id)`, and its subagents'
+/// transcripts under their subpaths, each followed by its `.meta.json` as one
+/// `agent_metadata` entry. Gives the session's key.
+pub async fn import_session(
+    store: &dyn SessionStore,
+    project_key: &str,
+    file: &Path,
+) -> Result<SessionKey, StoreError> {
+    let id = file
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .ok_or_else(|| StoreError::io("importing", io::ErrorKind::InvalidInput.into()))?;
+    let key = SessionKey::main(project_key, id);
+    key.validate()?;
+    append_file(store, &key, file, None).await?;
+    let dir = file.with_extension("");
+    let mut subagents = Vec::new();
+    super::dir::walk_files(&dir.join("subagents"), "subagents", &mut subagents);
+    subagents.sort();
+    for subpath in subagents {
+        let path = dir.join(format!("{subpath}.jsonl"));
+        let meta = fs::read(path.with_extension("meta.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Map<String, Value>>(&b).ok())
+            .map(|mut meta| {
+                meta.insert("type".into(), AGENT_METADATA.into());
+                Value::Object(meta)
+            });
+        append_file(store, &key.sub(subpath.as_str()), &path, meta).await?;
+    }
+    Ok(key)
+}
+
+async fn append_file(
+    store: &dyn SessionStore,
+    key: &SessionKey,
+    path: &Path,
+    then: Option<Value>,
+) -> Result<(), StoreError> {
+    let bytes =
+        fs::read(path).map_err(|e| StoreError::io(format!("reading {}", path.display()), e))?;
+    let mut entries = super::from_jsonl(key, &bytes)?;
+    entries.extend(then);
+    for batch in entries.chunks(500) {
+        store.append(key, batch).await?;
+    }
+    Ok(())
+}

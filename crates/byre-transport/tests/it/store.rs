@@ -1,0 +1,194 @@
+//! The session stores: the conformance suite on every backend (memory, a directory, object
+//! storage on a local filesystem and on an S3-compatible server), materialising a stored
+//! session for the CLI, and importing one from disk.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use byre_testkit::{store_conformance, S3Server, STORE_CHECKS};
+use byre_transport::store::{
+    import_session, materialize, open_store, DirStore, MemoryStore, ObjectSessionStore, SessionKey,
+    SessionStore, AGENT_METADATA,
+};
+use serde_json::{json, Value};
+
+static FRESH: AtomicUsize = AtomicUsize::new(0);
+
+#[tokio::test]
+async fn memory_store_conforms() {
+    let passed = store_conformance(|| Arc::new(MemoryStore::new())).await;
+    assert_eq!(passed, STORE_CHECKS.len());
+}
+
+#[tokio::test]
+async fn dir_store_conforms() {
+    let root = tempfile::tempdir().unwrap();
+    let path = root.path().to_owned();
+    let passed = store_conformance(move || {
+        let n = FRESH.fetch_add(1, Ordering::Relaxed);
+        Arc::new(DirStore::new(path.join(n.to_string())))
+    })
+    .await;
+    assert_eq!(passed, STORE_CHECKS.len());
+}
+
+#[tokio::test]
+async fn object_store_on_a_local_filesystem_conforms() {
+    let root = tempfile::tempdir().unwrap();
+    let path = root.path().to_owned();
+    let passed = store_conformance(move || {
+        let n = FRESH.fetch_add(1, Ordering::Relaxed);
+        let dir = path.join(n.to_string());
+        std::fs::create_dir_all(&dir).unwrap();
+        let fs = object_store::local::LocalFileSystem::new_with_prefix(&dir).unwrap();
+        Arc::new(ObjectSessionStore::new(Arc::new(fs), "sessions"))
+    })
+    .await;
+    assert_eq!(passed, STORE_CHECKS.len());
+}
+
+/// An S3 store on the test server, in a bucket of its own, under `prefix`.
+fn s3_store(server: &S3Server, bucket: &str, prefix: &str) -> ObjectSessionStore {
+    server.create_bucket(bucket).unwrap();
+    let mut builder = object_store::aws::AmazonS3Builder::new().with_bucket_name(bucket);
+    for (k, v) in server.env() {
+        builder = builder.with_config(k.to_ascii_lowercase().parse().unwrap(), v);
+    }
+    ObjectSessionStore::new(Arc::new(builder.build().unwrap()), prefix)
+}
+
+#[tokio::test]
+async fn object_store_on_an_s3_server_conforms() {
+    let server = tokio::task::spawn_blocking(S3Server::start)
+        .await
+        .unwrap()
+        .expect("the S3-compatible test server starts");
+    let passed = store_conformance(|| {
+        let n = FRESH.fetch_add(1, Ordering::Relaxed);
+        Arc::new(s3_store(
+            &server,
+            &format!("conformance-{n}"),
+            "byre/sessions",
+        ))
+    })
+    .await;
+    assert_eq!(passed, STORE_CHECKS.len());
+}
+
+#[test]
+fn store_urls() {
+    assert!(open_store("memory:").is_ok());
+    assert!(open_store("file:///tmp/byre-sessions").is_ok());
+    assert!(open_store("s3://bucket/prefix").is_ok());
+    let err = open_store("ftp://host/x").unwrap_err().to_string();
+    assert!(err.contains("ftp://host/x"), "{err}");
+}
+
+fn entry(kind: &str, uuid: &str) -> Value {
+    json!({"type": kind, "uuid": uuid, "sessionId": "s", "message": {"content": uuid}})
+}
+
+#[tokio::test]
+async fn a_stored_session_is_materialised_for_the_cli_and_removed_after() {
+    let store = MemoryStore::new();
+    let id = "6f1d2c3b-0000-4000-8000-00000000000a";
+    let key = SessionKey::main("-host-a-work", id);
+    store
+        .append(&key, &[entry("user", "u1"), entry("assistant", "a1")])
+        .await
+        .unwrap();
+    let sub = key.sub("subagents/agent-a1");
+    let meta = json!({"type": AGENT_METADATA, "agentType": "general-purpose", "toolUseId": "t"});
+    store
+        .append(&sub, &[entry("user", "s1"), meta])
+        .await
+        .unwrap();
+    // The caller's sign-in and settings, with what must not travel.
+    let config = tempfile::tempdir().unwrap();
+    let creds = json!({"claudeAiOauth": {"accessToken": "a", "refreshToken": "r"}});
+    std::fs::write(config.path().join(".credentials.json"), creds.to_string()).unwrap();
+    let settings = json!({"model": "m", "enabledPlugins": {"x": true},
+                          "env": {"CLAUDE_CONFIG_DIR": "/elsewhere", "KEEP": "1"}});
+    std::fs::write(config.path().join("settings.json"), settings.to_string()).unwrap();
+
+    let got = materialize(&store, "-host-a-work", Some(id), Some(config.path()))
+        .await
+        .unwrap()
+        .expect("the session is in the store");
+    let dir = got.config_dir().to_owned();
+    let main = got
+        .projects_dir()
+        .join("-host-a-work")
+        .join(format!("{id}.jsonl"));
+    let text = std::fs::read_to_string(&main).unwrap();
+    assert_eq!(text.lines().count(), 2);
+    assert!(text.contains("\"u1\"") && text.contains("\"a1\""));
+    let agent = main.with_extension("").join("subagents/agent-a1.jsonl");
+    assert_eq!(std::fs::read_to_string(&agent).unwrap().lines().count(), 1);
+    let sidecar: Value =
+        serde_json::from_slice(&std::fs::read(agent.with_extension("meta.json")).unwrap()).unwrap();
+    assert_eq!(
+        sidecar,
+        json!({"agentType": "general-purpose", "toolUseId": "t"})
+    );
+    let creds: Value =
+        serde_json::from_slice(&std::fs::read(dir.join(".credentials.json")).unwrap()).unwrap();
+    assert_eq!(creds, json!({"claudeAiOauth": {"accessToken": "a"}}));
+    let settings: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("settings.json")).unwrap()).unwrap();
+    assert_eq!(settings, json!({"model": "m", "env": {"KEEP": "1"}}));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&main).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+    drop(got);
+    assert!(!dir.exists(), "the scratch config is removed");
+
+    // The latest session of the project, skipping one that is a side chain.
+    let newer = SessionKey::main("-host-a-work", "6f1d2c3b-0000-4000-8000-00000000000b");
+    let side = json!({"type": "user", "uuid": "x", "isSidechain": true});
+    store.append(&newer, &[side]).await.unwrap();
+    let latest = materialize(&store, "-host-a-work", None, None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(latest.session_id(), id);
+    assert!(materialize(&store, "-nothing", None, None)
+        .await
+        .unwrap()
+        .is_none());
+}
+
+#[tokio::test]
+async fn a_session_on_disk_is_imported_with_its_subagents() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = "6f1d2c3b-0000-4000-8000-00000000000c";
+    let file = dir.path().join(format!("{id}.jsonl"));
+    let lines: Vec<String> = (0..1203)
+        .map(|n| entry("user", &format!("u{n}")).to_string())
+        .collect();
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let agents = dir.path().join(id).join("subagents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("agent-a9.jsonl"),
+        entry("user", "s").to_string() + "\n",
+    )
+    .unwrap();
+    std::fs::write(
+        agents.join("agent-a9.meta.json"),
+        r#"{"agentType":"Explore"}"#,
+    )
+    .unwrap();
+    let store = MemoryStore::new();
+    let key = import_session(&store, "-p", &file).await.unwrap();
+    assert_eq!(key, SessionKey::main("-p", id));
+    assert_eq!(store.entries(&key).unwrap().len(), 1203);
+    let sub = store.entries(&key.sub("subagents/agent-a9")).unwrap();
+    assert_eq!(
+        sub[1],
+        json!({"type": AGENT_METADATA, "agentType": "Explore"})
+    );
+}
