@@ -24,6 +24,10 @@
 //! (`{"dir":"send"|"recv","t":..,"msg":..}`), with notes of what happened to the process
 //! (`stdin closed`, `stdout closed`, `exited: exit status: 0`) and of the host's own
 //! ([`Claude::note`]).
+//!
+//! With [`Options::session_store`], the CLI mirrors its session files on stdout; the core
+//! gathers those lines into batches and a task of the driver appends them to the store,
+//! retried, off the driver's own loop (a slow store never slows the stream).
 
 mod builder;
 mod builder_flags;
@@ -37,6 +41,7 @@ mod queue;
 mod reader;
 mod run;
 mod settings;
+mod store;
 mod turn;
 
 #[cfg(feature = "mcp")]

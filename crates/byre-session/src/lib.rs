@@ -65,7 +65,7 @@ pub use crate::driver::{
 };
 #[cfg(feature = "mcp")]
 pub use crate::mcp::{McpServer, Tool, ToolOutput};
-pub use crate::session::{CliSupport, Event, NEWEST_TESTED_CLI, OLDEST_SUPPORTED_CLI};
+pub use crate::session::{CliSupport, Event, MirrorFlush, NEWEST_TESTED_CLI, OLDEST_SUPPORTED_CLI};
 pub use crate::turns::TurnEvent;
 /// The wire types (byre-proto), for everything the root does not re-export.
 pub use byre_proto as proto;
@@ -78,11 +78,18 @@ pub use byre_proto::{
 /// The transport (byre-transport): the launcher, the process, transcripts.
 #[cfg(feature = "driver")]
 pub use byre_transport as transport;
+/// Session stores: the trait, its backends, opening one from a URL.
+#[cfg(feature = "driver")]
+pub use byre_transport::store;
+#[cfg(feature = "driver")]
+pub use byre_transport::store::{open_store, DirStore, MemoryStore, SessionKey, SessionStore};
 #[cfg(feature = "driver")]
 pub use byre_transport::{
     BoxFuture, ChildHandle, CliOutput, CliStdin, Delivery, LaunchError, Local, Spawn, SpawnRequest,
     Spawned, Thinking, Wrapper,
 };
+#[cfg(feature = "driver")]
+pub use byre_transport::{SessionHistory, SessionInfo, SessionLog};
 #[cfg(feature = "driver")]
 pub use schemars::{self, JsonSchema};
 

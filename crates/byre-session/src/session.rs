@@ -62,10 +62,12 @@ use crate::correlation::{Pending, RequestId, RequestTable};
 use crate::tasks::TaskTree;
 use crate::turns::{TurnEvent, TurnTracker};
 
+mod mirror;
 mod outputs;
 mod pending;
 mod versions;
 
+pub use self::mirror::{MirrorBatch, MirrorConfig, MirrorFlush};
 pub use self::outputs::{
     Action, Answer, Event, ProtocolViolation, RequestFailure, StartFailure, UsageError,
 };
@@ -93,6 +95,9 @@ pub struct SessionConfig {
     /// default); an older one fails the start with [`StartFailure::UnsupportedCli`]. `None`
     /// lets any version through.
     pub oldest_cli: Option<byre_proto::CliVersionNumber>,
+    /// Mirrors the session to a store (the CLI runs with `--session-mirror`): its
+    /// `transcript_mirror` lines become [`Action::Mirror`] batches instead of events.
+    pub mirror: Option<MirrorConfig>,
 }
 
 impl SessionConfig {
@@ -108,6 +113,7 @@ impl SessionConfig {
             initialize_timeout: Duration::from_secs(60),
             request_timeout: Duration::from_secs(60),
             oldest_cli: Some(OLDEST_SUPPORTED_CLI),
+            mirror: None,
         }
     }
 
@@ -176,6 +182,8 @@ pub struct Session<T = ()> {
     /// request an `initialize` answer lists as pending while its answer is on its way is not
     /// dispatched again.
     answered: VecDeque<RequestId>,
+    /// The mirrored entries waiting to go out, when mirroring.
+    mirror: Option<mirror::Mirror>,
 }
 
 /// How many answered request ids a session remembers.
@@ -220,7 +228,9 @@ impl<T> Session<T> {
             transmit: VecDeque::new(),
             events: VecDeque::new(),
             answered: VecDeque::new(),
+            mirror: None,
         };
+        session.mirror = session.config.mirror.clone().map(mirror::Mirror::new);
         let init = HostRequest::Initialize(session.config.initialize.clone());
         let timeout = session.config.initialize_timeout;
         session.init_id = Some(session.send_request(now, init, Some(timeout), None));
@@ -270,6 +280,9 @@ impl<T> Session<T> {
     /// Takes one message read from the CLI.
     pub fn handle_message(&mut self, now: Instant, message: CliMessage) {
         let _ = now;
+        if self.observe_mirror(&message) {
+            return;
+        }
         if let (CliMessage::Result(result), State::Starting) = (&message, &self.state) {
             self.early_result = Some(result.clone());
         }
@@ -368,6 +381,7 @@ impl<T> Session<T> {
             self.events.push_back(Event::RequestCancelled { id });
         }
         self.transmit.clear();
+        self.flush_mirror();
         if !matches!(self.state, State::Closed(_)) {
             self.state = State::Closed(why);
         }

@@ -148,9 +148,9 @@ impl S3Server {
         stream.set_read_timeout(Some(Duration::from_secs(10)))?;
         write!(
             stream,
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\n{}\r\n",
-            self.addr,
-            "Content-Length: 0\r\nConnection: close\r\n"
+            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n\
+             Content-Length: 0\r\nConnection: close\r\n\r\n",
+            addr = self.addr
         )?;
         let mut answer = Vec::new();
         stream.read_to_end(&mut answer)?;

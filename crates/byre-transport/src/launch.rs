@@ -121,6 +121,9 @@ pub struct Launch {
     pub fork_session: bool,
     /// `--continue`: continue the most recent session in the directory.
     pub continue_conversation: bool,
+    /// `--session-mirror`: the CLI writes each session file entry on stdout too
+    /// (`transcript_mirror` lines), for a session store.
+    pub session_mirror: bool,
     /// The system prompt, replacing the CLI's own.
     pub system_prompt: Option<String>,
     /// Text appended to the system prompt.
@@ -260,6 +263,9 @@ impl Launch {
         }
         if self.continue_conversation {
             a.flag("--continue");
+        }
+        if self.session_mirror {
+            a.flag("--session-mirror");
         }
         if let Some(tools) = &self.tools {
             a.value("--tools", &tools.join(","));

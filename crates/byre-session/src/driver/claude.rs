@@ -179,6 +179,8 @@ impl Claude {
             },
             _ => Map::new(),
         };
+        // Before the CLI starts: a resume from a store loads the session first.
+        let store = super::store::prepare(&mut options).await?;
         let spawner = options
             .spawn
             .clone()
@@ -208,6 +210,7 @@ impl Claude {
         if options.any_cli_version {
             config.oldest_cli = None;
         }
+        config.mirror = store.as_ref().map(|run| run.config.clone());
         if let Some(timeout) = options.request_timeout {
             config.initialize_timeout = timeout;
             config.request_timeout = timeout;
@@ -258,6 +261,7 @@ impl Claude {
             handler_timeout: options.handler_timeout,
             turn_span: None,
             init_span: None,
+            store,
         };
         // Everything the driver does happens inside the session's span: its turns, control
         // requests both ways, the exit.

@@ -84,6 +84,9 @@ pub enum Error {
     /// The call was refused before anything was written (a raw line holding a newline).
     #[error("invalid input: {0}")]
     InvalidInput(String),
+    /// The session store failed while a session was loaded from it to resume.
+    #[error("the session store: {0}")]
+    Store(#[source] Arc<byre_transport::store::StoreError>),
 }
 
 impl From<LaunchError> for Error {
@@ -97,6 +100,14 @@ impl From<LaunchError> for Error {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum UsageError {
+    /// A session store mirrors the session files the CLI writes, but
+    /// [`Options::no_session_persistence`](crate::Options::no_session_persistence) says to
+    /// write none.
+    #[error(
+        "a session store is set, but session persistence is off: the CLI writes no session \
+         files, so there is nothing to mirror"
+    )]
+    StoreWithoutPersistence,
     /// A permission handler is registered but the permission mode would never ask it.
     #[error(
         "a can_use_tool handler is registered, but permission mode {mode} never asks it: \
@@ -212,7 +223,8 @@ impl Error {
             | Error::UnsupportedCli { .. }
             | Error::UnknownSession { .. }
             | Error::StartFailed { .. }
-            | Error::Transcript { .. } => Fault::Launch,
+            | Error::Transcript { .. }
+            | Error::Store(_) => Fault::Launch,
             Error::InvalidInput(_) | Error::Usage(_) => Fault::Usage,
             Error::BadAnswer { .. } => Fault::Protocol,
             Error::Request { failure, .. } => match failure {

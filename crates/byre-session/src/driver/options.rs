@@ -80,6 +80,10 @@ pub struct Options {
     /// In-process MCP servers started afresh for each session: the handler of `mcp_message`
     /// for that server is built at start, given the session's [`Outbox`].
     pub(super) mcp_factories: Vec<(String, McpHandlerFactory)>,
+    /// The session store ([`Options::session_store`]) and when it is written.
+    pub(super) store: Option<Arc<dyn byre_transport::store::SessionStore>>,
+    pub(super) store_flush: crate::session::MirrorFlush,
+    pub(super) store_project: Option<String>,
 }
 
 /// Builds the `mcp_message` handler of one in-process MCP server for a new session.

@@ -32,6 +32,7 @@ pub(super) enum Step {
     NoListener,
     Command(Option<Command>),
     Handled(Result<(RequestId, Result<Value, String>), tokio::task::JoinError>),
+    MirrorFailed(super::store::MirrorFailure),
     Timeout,
 }
 
@@ -79,6 +80,9 @@ pub(super) struct Driver {
     pub(super) turn_span: Option<tracing::Span>,
     /// The span of `initialize` (which the core sends), and when it went out.
     pub(super) init_span: Option<(tracing::Span, Instant)>,
+    /// The session store's mirror task, and the scratch config a stored session was loaded
+    /// into, when there is a store.
+    pub(super) store: Option<super::store::StoreRun>,
 }
 
 impl Driver {
@@ -119,6 +123,7 @@ impl Driver {
                 Some(done) = self.running.join_next(), if !self.running.is_empty() => {
                     Step::Handled(done)
                 }
+                Some(failed) = mirror_failure(&mut self.store) => Step::MirrorFailed(failed),
                 () = sleep => Step::Timeout,
             };
             match step {
@@ -150,6 +155,9 @@ impl Driver {
                     return;
                 }
                 Step::Handled(done) => self.handled(done),
+                Step::MirrorFailed((key, entries, why)) => {
+                    self.session.mirror_failed(key, entries, why)
+                }
                 Step::Timeout => self.session.handle_timeout(Instant::now()),
             }
             if !stdout_open && self.process.is_none() && self.commands.is_closed() {
@@ -216,6 +224,7 @@ impl Driver {
                     self.set_ready(Err(error));
                 }
                 Action::CloseStdin => self.close_stdin().await,
+                Action::Mirror(batches) => self.mirror(batches),
             }
         }
     }
@@ -589,6 +598,7 @@ impl Driver {
         self.shared.lock().expect("shared state").ended = Some(why.clone());
         // An `initialize` still waiting fails as the core says.
         self.settle().await;
+        self.finish_mirror().await;
         let waiters = std::mem::take(&mut self.exit_waiters);
         for waiter in waiters {
             let _ = waiter.send(self.exit.clone().ok_or_else(|| Error::Closed(why.clone())));
@@ -736,6 +746,7 @@ impl Driver {
             let _ = waiter.send(result.clone());
         }
         self.settle().await;
+        self.finish_mirror().await;
         // A consumer that stopped reading must not make `close` wait forever: the last events
         // go in over the queue's capacity.
         self.events.push_all(self.session.events_mut());
@@ -744,6 +755,16 @@ impl Driver {
             let _ = t.flush();
         }
         result
+    }
+}
+
+/// The next failure of the mirror task, if there is one (else never).
+async fn mirror_failure(
+    store: &mut Option<super::store::StoreRun>,
+) -> Option<super::store::MirrorFailure> {
+    match store {
+        Some(run) => run.worker.failure().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -50,6 +50,17 @@ pub enum Event {
     Assembly(AssemblyEvent),
     /// The CLI broke the protocol; the session goes on.
     Protocol(ProtocolViolation),
+    /// Mirrored entries did not reach the store (it failed, or was too slow and its backlog
+    /// over the limit), or a mirror line named no session file. The CLI's own file on disk
+    /// has them; the session goes on.
+    MirrorFailed {
+        /// The transcript, when known.
+        key: Option<byre_proto::SessionKey>,
+        /// How many entries were lost to the store.
+        entries: usize,
+        /// Why.
+        error: String,
+    },
 }
 
 impl Event {
@@ -180,6 +191,9 @@ pub enum Action<T> {
     /// Close the CLI's stdin, once every line polled so far is written: the input has ended
     /// ([`Session::end_input`]) and nothing the host serves can be asked any more.
     CloseStdin,
+    /// Append these batches to the session store, in order, each to its transcript; report
+    /// a failure with [`Session::mirror_failed`].
+    Mirror(Vec<super::MirrorBatch>),
 }
 
 /// Why a session never became ready.

@@ -54,14 +54,19 @@ impl Drop for Materialized {
 /// (its `.credentials.json` without the OAuth refresh token, `.claude.json`, and
 /// `settings.json` without plugins or a `CLAUDE_CONFIG_DIR`).
 ///
-/// `session_id: None` takes the project's latest session (the newest with entries that is
-/// not a subagent's side chain). `Ok(None)` when the store has no such session.
+/// The session is looked up under `project_key` in the store and written under
+/// `local_project` (the CLI's name for the directory it will run in: the two differ when the
+/// session moves to another directory). `session_id: None` takes the project's latest
+/// session (the newest with entries that is not a subagent's side chain). `Ok(None)` when the
+/// store has no such session.
 pub async fn materialize(
     store: &dyn SessionStore,
     project_key: &str,
     session_id: Option<&str>,
+    local_project: &str,
     from_config: Option<&Path>,
 ) -> Result<Option<Materialized>, StoreError> {
+    SessionKey::main(local_project, "x").validate()?;
     let (key, entries) = match session_id {
         Some(id) => {
             let key = SessionKey::main(project_key, id);
@@ -83,7 +88,7 @@ pub async fn materialize(
         config_dir: dir.clone(),
         key: key.clone(),
     };
-    let project = materialized.projects_dir().join(project_key);
+    let project = materialized.projects_dir().join(local_project);
     fs::create_dir_all(&project).map_err(|e| io("creating the project", e))?;
     write_private(&project.join(format!("{}.jsonl", key.session_id)), &entries)
         .map_err(|e| io("writing the transcript", e))?;

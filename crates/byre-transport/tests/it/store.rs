@@ -111,14 +111,20 @@ async fn a_stored_session_is_materialised_for_the_cli_and_removed_after() {
                           "env": {"CLAUDE_CONFIG_DIR": "/elsewhere", "KEEP": "1"}});
     std::fs::write(config.path().join("settings.json"), settings.to_string()).unwrap();
 
-    let got = materialize(&store, "-host-a-work", Some(id), Some(config.path()))
-        .await
-        .unwrap()
-        .expect("the session is in the store");
+    let got = materialize(
+        &store,
+        "-host-a-work",
+        Some(id),
+        "-host-b-w",
+        Some(config.path()),
+    )
+    .await
+    .unwrap()
+    .expect("the session is in the store");
     let dir = got.config_dir().to_owned();
     let main = got
         .projects_dir()
-        .join("-host-a-work")
+        .join("-host-b-w")
         .join(format!("{id}.jsonl"));
     let text = std::fs::read_to_string(&main).unwrap();
     assert_eq!(text.lines().count(), 2);
@@ -150,12 +156,12 @@ async fn a_stored_session_is_materialised_for_the_cli_and_removed_after() {
     let newer = SessionKey::main("-host-a-work", "6f1d2c3b-0000-4000-8000-00000000000b");
     let side = json!({"type": "user", "uuid": "x", "isSidechain": true});
     store.append(&newer, &[side]).await.unwrap();
-    let latest = materialize(&store, "-host-a-work", None, None)
+    let latest = materialize(&store, "-host-a-work", None, "-w", None)
         .await
         .unwrap()
         .unwrap();
     assert_eq!(latest.session_id(), id);
-    assert!(materialize(&store, "-nothing", None, None)
+    assert!(materialize(&store, "-nothing", None, "-w", None)
         .await
         .unwrap()
         .is_none());
