@@ -15,6 +15,7 @@ mod reattach;
 mod run_end;
 mod session;
 mod spawn;
+mod store;
 mod support;
 mod surface;
 mod tasks;

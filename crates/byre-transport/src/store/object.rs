@@ -45,12 +45,27 @@ impl ObjectSessionStore {
     /// `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ENDPOINT`, `AWS_ALLOW_HTTP`, and the GCS and
     /// Azure equivalents).
     pub fn from_url(url: &str) -> Result<ObjectSessionStore, StoreError> {
+        ObjectSessionStore::from_url_with(url, std::env::vars())
+    }
+
+    /// The store a URL names, configured from `options` instead of the environment (the same
+    /// names, in any case: `AWS_ENDPOINT` or `aws_endpoint`, …).
+    pub fn from_url_with<K, V>(
+        url: &str,
+        options: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<ObjectSessionStore, StoreError>
+    where
+        K: AsRef<str>,
+        V: Into<String>,
+    {
         let refuse = |why: String| StoreError::Url {
             url: url.to_owned(),
             why,
         };
         let parsed = url::Url::parse(url).map_err(|e| refuse(e.to_string()))?;
-        let options = std::env::vars().map(|(k, v)| (k.to_ascii_lowercase(), v));
+        let options = options
+            .into_iter()
+            .map(|(k, v)| (k.as_ref().to_ascii_lowercase(), v.into()));
         let (store, prefix) =
             object_store::parse_url_opts(&parsed, options).map_err(|e| refuse(e.to_string()))?;
         Ok(ObjectSessionStore::new(Arc::from(store), prefix))
