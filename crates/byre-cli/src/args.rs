@@ -101,6 +101,24 @@ pub(crate) struct SessionArgs {
     /// Continue this session.
     #[arg(long, value_name = "ID")]
     pub(crate) resume: Option<String>,
+    /// Continue the latest session of the working directory.
+    #[arg(long = "continue", conflicts_with = "resume")]
+    pub(crate) continue_latest: bool,
+    /// Mirror the session to a store as it runs, and load `--resume` and `--continue`
+    /// sessions from it: `file:///DIR`, `s3://BUCKET/PREFIX` (with the usual `AWS_*`
+    /// environment variables; `AWS_ENDPOINT` for an S3-compatible server), `gs://…`, `az://…`.
+    #[arg(long, value_name = "URL")]
+    pub(crate) store: Option<String>,
+    /// With `--store`: the key sessions are stored under instead of the working directory's
+    /// name (for a repository checked out in different places on different hosts). The
+    /// CLI's own names start with a dash (`-home-me-repo`): they are taken as the value.
+    #[arg(
+        long,
+        value_name = "KEY",
+        requires = "store",
+        allow_hyphen_values = true
+    )]
+    pub(crate) store_project: Option<String>,
     /// With `--resume`: fork the session at this message (an answer's uuid) into a new one.
     #[arg(long, value_name = "UUID", requires = "resume")]
     pub(crate) fork_at: Option<String>,
@@ -191,7 +209,12 @@ impl SessionArgs {
                 options = options.resume(session);
                 options.launch.session_id = self.session_id.clone();
             }
-            (None, _) => options.launch.session_id = self.session_id.clone(),
+            (None, _) => {
+                options.launch.session_id = self.session_id.clone();
+                if self.continue_latest {
+                    options = options.continue_conversation();
+                }
+            }
         }
         Ok(options)
     }
@@ -234,6 +257,14 @@ impl SessionArgs {
                 .extend(json_object("--settings", given)?);
         }
         options.launch.no_session_persistence = self.no_session_persistence;
+        if let Some(url) = &self.store {
+            let store = byre_transport::store::open_store(url)
+                .map_err(|e| CliError::Store(e.to_string()))?;
+            options = options.session_store(store);
+            if let Some(key) = &self.store_project {
+                options = options.store_project(key);
+            }
+        }
         if let Some(given) = &self.json_schema {
             options.launch.json_schema = Some(serde_json::Value::Object(json_object(
                 "--json-schema",
@@ -412,5 +443,24 @@ mod tests {
             Cli::try_parse_from(argv).is_err(),
             "--fork-at needs --resume"
         );
+        for argv in [
+            &["byre", "run", "--store-project", "k", "hi"][..],
+            &["byre", "run", "--continue", "--resume", "abc", "hi"],
+        ] {
+            assert!(Cli::try_parse_from(argv).is_err(), "{argv:?}");
+        }
+    }
+
+    #[test]
+    fn store_flags_set_the_store_and_its_project() {
+        let args = parse(&["--store", "memory:", "--store-project", "-home-me-repo"]);
+        assert_eq!(args.store_project.as_deref(), Some("-home-me-repo"));
+        assert!(args.options(PathBuf::from("claude")).is_ok());
+        let args = parse(&["--continue"]);
+        let options = args.options(PathBuf::from("claude")).unwrap();
+        assert!(options.launch.continue_conversation);
+        let args = parse(&["--store", "ftp://nowhere/x"]);
+        let error = args.options(PathBuf::from("claude")).unwrap_err();
+        assert!(matches!(&error, CliError::Store(_)), "{error}");
     }
 }

@@ -42,7 +42,7 @@ pub(crate) enum CliError {
     #[error(
         "no session {id} to resume: the CLI found no conversation with that id.\n  Sessions \
          are kept per user (in ~/.claude); check the id, and that HOME is the same as when it \
-         ran."
+         ran (or, from a store, the --store URL and --store-project)."
     )]
     UnknownSession {
         /// The id given.
@@ -82,6 +82,9 @@ pub(crate) enum CliError {
         /// What is wrong with it.
         why: String,
     },
+    /// `--store` names no store byre can open.
+    #[error("--store: {0}")]
+    Store(String),
     /// The prompt could not be read from stdin.
     #[error("cannot read the prompt from stdin: {0}")]
     Stdin(std::io::Error),

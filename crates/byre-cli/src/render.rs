@@ -183,6 +183,17 @@ impl Renderer {
                 let _ = writeln!(err, "byre: warning: {problem}");
                 let _ = err.flush();
             }
+            Event::MirrorFailed { entries, error, .. } => {
+                // The CLI's own file keeps the entries; the store lacks them.
+                self.clear_spinner();
+                self.end_line();
+                let mut err = std::io::stderr().lock();
+                let _ = writeln!(
+                    err,
+                    "byre: warning: {entries} session entries did not reach the store: {error}"
+                );
+                let _ = err.flush();
+            }
             _ => {}
         }
         None

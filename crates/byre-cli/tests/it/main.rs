@@ -6,4 +6,5 @@ mod errors;
 mod history;
 mod replay;
 mod run;
+mod store;
 mod support;

@@ -39,21 +39,31 @@ impl Offline {
 
     /// `byre ARGS...` in the offline environment, with nothing else added.
     pub(crate) fn command(&self, args: &[&str]) -> Command {
-        let mut std_command = std::process::Command::new(byre_bin());
-        self.env.apply_std(&mut std_command);
-        std_command.env_remove("BYRE_CLAUDE_BIN").args(args);
-        let mut command = Command::from(std_command);
-        command.kill_on_drop(true);
-        command
+        byre_in(&self.env, args)
     }
 
     /// `byre run --claude CLI ARGS...`.
     pub(crate) fn run(&self, args: &[&str]) -> Command {
-        let claude = claude();
-        let mut all = vec!["run", "--claude", claude.to_str().expect("a UTF-8 path")];
-        all.extend_from_slice(args);
-        self.command(&all)
+        run_in(&self.env, args)
     }
+}
+
+/// `byre ARGS...` in `env` (another host's `HOME` and working directory, say).
+pub(crate) fn byre_in(env: &ClaudeEnv, args: &[&str]) -> Command {
+    let mut std_command = std::process::Command::new(byre_bin());
+    env.apply_std(&mut std_command);
+    std_command.env_remove("BYRE_CLAUDE_BIN").args(args);
+    let mut command = Command::from(std_command);
+    command.kill_on_drop(true);
+    command
+}
+
+/// `byre run --claude CLI ARGS...` in `env`.
+pub(crate) fn run_in(env: &ClaudeEnv, args: &[&str]) -> Command {
+    let claude = claude();
+    let mut all = vec!["run", "--claude", claude.to_str().expect("a UTF-8 path")];
+    all.extend_from_slice(args);
+    byre_in(env, &all)
 }
 
 /// What a finished `byre` wrote and how it ended.
