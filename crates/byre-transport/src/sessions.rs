@@ -162,7 +162,7 @@ impl SessionHistory {
     /// most `limit`.
     pub fn list(&self, cwd: &Path, offset: usize, limit: Option<usize>) -> Vec<SessionInfo> {
         let dirs: Vec<PathBuf> = self.project_dir(cwd).into_iter().collect();
-        page(list_dirs(&dirs), offset, limit)
+        list_dirs(&dirs, offset, limit)
     }
 
     /// The sessions of every project, newest first.
@@ -174,7 +174,7 @@ impl SessionHistory {
             .map(|e| e.path())
             .filter(|p| p.is_dir())
             .collect();
-        page(list_dirs(&dirs), offset, limit)
+        list_dirs(&dirs, offset, limit)
     }
 
     /// The file of session `id` in any project.
@@ -392,18 +392,12 @@ fn append(path: &Path, entries: &[serde_json::Value]) -> io::Result<()> {
     file.write_all(text.as_bytes())
 }
 
-fn page(mut sessions: Vec<SessionInfo>, offset: usize, limit: Option<usize>) -> Vec<SessionInfo> {
-    sessions.sort_by_key(|s| std::cmp::Reverse(s.modified));
-    sessions
-        .into_iter()
-        .skip(offset)
-        .take(limit.unwrap_or(usize::MAX))
-        .collect()
-}
-
-fn list_dirs(dirs: &[PathBuf]) -> Vec<SessionInfo> {
+/// The sessions in `dirs`, newest first, skipping `offset` and giving at most `limit`. The
+/// files are sorted by modification time first, so only the page's files (and any that turn
+/// out empty before it) are read.
+fn list_dirs(dirs: &[PathBuf], offset: usize, limit: Option<usize>) -> Vec<SessionInfo> {
     let mut seen = HashSet::new();
-    let mut out = Vec::new();
+    let mut files = Vec::new();
     for dir in dirs {
         for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             let path = entry.path();
@@ -417,12 +411,20 @@ fn list_dirs(dirs: &[PathBuf]) -> Vec<SessionInfo> {
             if !is_session_id(id) || !seen.insert(id.to_owned()) {
                 continue;
             }
-            if let Ok(Some(info)) = session_info(&path) {
-                out.push(info);
-            }
+            let modified = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .unwrap_or(SystemTime::UNIX_EPOCH);
+            files.push((modified, path));
         }
     }
-    out
+    files.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
+    files
+        .iter()
+        .filter_map(|(_, path)| session_info(path).ok().flatten())
+        .skip(offset)
+        .take(limit.unwrap_or(usize::MAX))
+        .collect()
 }
 
 /// Whether `id` has the form of a session id (a UUID).

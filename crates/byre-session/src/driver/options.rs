@@ -84,6 +84,8 @@ pub struct Options {
     pub(super) store: Option<Arc<dyn byre_transport::store::SessionStore>>,
     pub(super) store_flush: crate::session::MirrorFlush,
     pub(super) store_project: Option<String>,
+    /// How long loading a stored session may take ([`Options::store_load_timeout`]).
+    pub(super) store_load_timeout: Option<std::time::Duration>,
 }
 
 /// Builds the `mcp_message` handler of one in-process MCP server for a new session.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use byre_proto::SessionKey;
-use byre_transport::store::{materialize, Materialized, SessionStore};
+use byre_transport::store::{materialize, Materialized, SessionStore, StoreError};
 use tokio::sync::mpsc;
 
 use super::error::{Error, UsageError};
@@ -17,6 +17,8 @@ use crate::session::{MirrorBatch, MirrorConfig, MirrorFlush};
 
 /// How long one append may take before it counts as failed.
 const APPEND_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long loading a stored session may take, unless [`Options::store_load_timeout`] says.
+const LOAD_TIMEOUT: Duration = Duration::from_secs(60);
 /// The waits before the second and third attempts of a failed append.
 const RETRY_WAITS: [Duration; 2] = [Duration::from_millis(200), Duration::from_millis(800)];
 /// Bytes of entries that may wait for a slow store before new batches are dropped (and
@@ -43,6 +45,13 @@ impl Options {
     /// grouped by something else.
     pub fn store_project(mut self, key: impl Into<String>) -> Self {
         self.store_project = Some(key.into());
+        self
+    }
+
+    /// How long loading a stored session for a resume or continue may take before the start
+    /// fails (60 s by default): a store that hangs does not hang the start.
+    pub fn store_load_timeout(mut self, timeout: Duration) -> Self {
+        self.store_load_timeout = Some(timeout);
         self
     }
 
@@ -115,9 +124,15 @@ pub(super) async fn prepare(options: &mut Options) -> Result<Option<StoreRun>, E
             .clone()
             .unwrap_or_else(|| local.clone());
         let from = cli_config_dir(options);
-        let found = materialize(&*store, &project, id.as_deref(), &local, from.as_deref())
-            .await
-            .map_err(|e| Error::Store(Arc::new(e)))?;
+        let timeout = options.store_load_timeout.unwrap_or(LOAD_TIMEOUT);
+        let load = materialize(&*store, &project, id.as_deref(), &local, from.as_deref());
+        let found = match tokio::time::timeout(timeout, load).await {
+            Ok(found) => found.map_err(|e| Error::Store(Arc::new(e)))?,
+            Err(_) => {
+                let why = format!("loading the session took more than {timeout:?}");
+                return Err(Error::Store(Arc::new(StoreError::Backend(why))));
+            }
+        };
         if let Some(found) = found {
             let launch = &mut options.launch;
             launch.env.push((

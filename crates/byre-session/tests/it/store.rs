@@ -146,10 +146,23 @@ async fn an_eager_mirror_stores_entries_before_the_turn_ends_a_batched_one_at_it
     );
 }
 
-/// A store whose appends always fail.
+/// A store whose appends always fail; with `hang`, whose reads never answer.
 #[derive(Debug, Default)]
 struct Broken {
     appends: AtomicUsize,
+    hang: bool,
+}
+
+impl Broken {
+    /// `answer`, or never when the store hangs.
+    fn reply<'a, T: Send + 'a>(&'a self, answer: T) -> BoxFuture<'a, Result<T, StoreError>> {
+        Box::pin(async move {
+            if self.hang {
+                std::future::pending::<()>().await;
+            }
+            Ok(answer)
+        })
+    }
 }
 
 impl SessionStore for Broken {
@@ -166,14 +179,14 @@ impl SessionStore for Broken {
         &'a self,
         _key: &'a SessionKey,
     ) -> BoxFuture<'a, Result<Option<Vec<Value>>, StoreError>> {
-        Box::pin(async { Ok(None) })
+        self.reply(None)
     }
 
     fn list_sessions<'a>(
         &'a self,
         _project_key: &'a str,
     ) -> BoxFuture<'a, Result<Vec<StoredSession>, StoreError>> {
-        Box::pin(async { Ok(Vec::new()) })
+        self.reply(Vec::new())
     }
 
     fn list_subkeys<'a>(
@@ -186,6 +199,38 @@ impl SessionStore for Broken {
     fn delete<'a>(&'a self, _key: &'a SessionKey) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async { Ok(()) })
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_that_never_answers_fails_the_start_after_its_load_timeout() {
+    let model = FakeModel::start(numbered()).await.unwrap();
+    let (options, _env) = options(&model);
+    let store = Arc::new(Broken {
+        hang: true,
+        ..Broken::default()
+    });
+    let options = options
+        .session_store(store)
+        .store_load_timeout(Duration::from_millis(300));
+    for options in [
+        options
+            .clone()
+            .resume("6f1d2c3b-0000-4000-8000-0000000000aa"),
+        options.continue_conversation(),
+    ] {
+        let started = tokio::time::timeout(EVENT_STEP, Claude::start(options)).await;
+        let Ok(Err(error)) = started else {
+            panic!("the start fails, and in time");
+        };
+        assert!(
+            error.to_string().contains("took more than 300ms"),
+            "{error}"
+        );
+    }
+    assert!(
+        model.message_requests().is_empty(),
+        "the CLI never asked the model"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
