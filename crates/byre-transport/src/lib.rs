@@ -26,6 +26,7 @@ pub use crate::launch::{
 };
 pub use crate::process::{
     exit_hint, CliProcess, ExitInfo, ProcessOptions, StderrCallback, StderrTail, Stopped,
+    STDERR_LINE_LIMIT,
 };
 pub use crate::sessions::{
     config_dir, is_session_id, new_uuid, project_dir_name, session_info, SessionHistory,

@@ -26,7 +26,8 @@ pub type StderrCallback = Arc<dyn Fn(&str) + Send + Sync>;
 pub struct ProcessOptions {
     /// How many bytes of stderr to keep (the most recent ones). Default 64 KiB.
     pub stderr_capacity: usize,
-    /// Called with every stderr line, as it arrives.
+    /// Called with every stderr line, as it arrives (a line longer than
+    /// [`STDERR_LINE_LIMIT`] in pieces of that size).
     pub on_stderr_line: Option<StderrCallback>,
     /// After closing stdin, how long to wait for the CLI to exit by itself (it flushes its
     /// session file then). Default 5 s.
@@ -407,21 +408,48 @@ pub(crate) fn signal_group(_pgid: u32, _signal: Signal) {}
 
 async fn drain_stderr(pipe: CliOutput, tail: StderrTail, callback: Option<StderrCallback>) {
     let mut reader = BufReader::new(pipe);
+    // The line being gathered for the callback: cut at STDERR_LINE_LIMIT bytes, so stderr
+    // without newlines (progress text separated by `\r`) costs no more than that.
     let mut line = Vec::new();
-    loop {
+    let emit = |callback: &StderrCallback, line: &mut Vec<u8>| {
+        let text = String::from_utf8_lossy(line);
+        callback(text.trim_end_matches(['\n', '\r']));
         line.clear();
-        match reader.read_until(b'\n', &mut line).await {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {
-                tail.push(&line);
-                if let Some(callback) = &callback {
-                    let text = String::from_utf8_lossy(&line);
-                    callback(text.trim_end_matches(['\n', '\r']));
+    };
+    loop {
+        let chunk = match reader.fill_buf().await {
+            Ok([]) | Err(_) => break,
+            Ok(chunk) => chunk,
+        };
+        tail.push(chunk);
+        let read = chunk.len();
+        if let Some(callback) = &callback {
+            for piece in chunk.split_inclusive(|&b| b == b'\n') {
+                let room = STDERR_LINE_LIMIT.saturating_sub(line.len());
+                let (now, rest) = piece.split_at(piece.len().min(room));
+                line.extend_from_slice(now);
+                if line.ends_with(b"\n") || line.len() >= STDERR_LINE_LIMIT {
+                    emit(callback, &mut line);
+                }
+                // What is past the limit starts the next piece of the line.
+                for part in rest.chunks(STDERR_LINE_LIMIT) {
+                    line.extend_from_slice(part);
+                    if line.ends_with(b"\n") || line.len() >= STDERR_LINE_LIMIT {
+                        emit(callback, &mut line);
+                    }
                 }
             }
         }
+        reader.consume(read);
+    }
+    if let (Some(callback), false) = (&callback, line.is_empty()) {
+        emit(callback, &mut line);
     }
 }
+
+/// The longest stderr line given to [`ProcessOptions::on_stderr_line`]: a longer one (or
+/// stderr without newlines) is given in pieces of this many bytes.
+pub const STDERR_LINE_LIMIT: usize = 64 * 1024;
 
 /// What the CLI writes on stderr when it refuses `bypassPermissions` as root (it says so in
 /// no other way: no exit code or line of its own).

@@ -5,7 +5,8 @@
 //! Flags (any order):
 //! - `--stdout-file PATH`: copy the file to stdout first.
 //! - `--stdout-repeat N`: copy it N times.
-//! - `--stderr-bytes N`: write N bytes of stderr lines first.
+//! - `--stderr-bytes N`: write N bytes of stderr lines first; with `--stderr-cr`, progress text
+//!   separated by `\r` and no newline at all.
 //! - `--grandchild`: start a long `sleep` in the same process group and print its pid on
 //!   stderr as `grandchild <pid>`.
 //! - `--exit-early CODE`: write `--message` on stderr and exit with CODE before any stdout.
@@ -51,7 +52,8 @@ fn main() {
         std::process::exit(code.parse().unwrap_or(1));
     }
     if let Some(n) = value("--stderr-bytes").and_then(|n| n.parse::<usize>().ok()) {
-        let line = format!("{}\n", "e".repeat(99));
+        let end = if has("--stderr-cr") { '\r' } else { '\n' };
+        let line = format!("{}{end}", "e".repeat(99));
         let mut err = std::io::stderr().lock();
         for _ in 0..n / line.len() {
             let _ = err.write_all(line.as_bytes());

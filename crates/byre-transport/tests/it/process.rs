@@ -130,6 +130,44 @@ async fn stderr_is_drained_and_bounded_with_a_line_callback() {
 }
 
 #[tokio::test]
+async fn stderr_without_newlines_reaches_the_callback_in_bounded_pieces() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let (pieces, bytes) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (p, b) = (pieces.clone(), bytes.clone());
+    let options = ProcessOptions {
+        stderr_capacity: 4096,
+        on_stderr_line: Some(Arc::new(move |line: &str| {
+            assert!(
+                line.len() <= byre_transport::STDERR_LINE_LIMIT,
+                "{}",
+                line.len()
+            );
+            p.fetch_add(1, Ordering::Relaxed);
+            b.fetch_add(line.len(), Ordering::Relaxed);
+        })),
+        ..quick()
+    };
+    // 8 MB of `\r`-separated progress text and not one newline.
+    let mut process = spawn(&["--stderr-bytes", "8000000", "--stderr-cr"], options);
+    drop(process.take_stdin());
+    let status = tokio::time::timeout(Duration::from_secs(30), process.wait())
+        .await
+        .expect("the stand-in is not blocked on stderr")
+        .unwrap();
+    assert!(status.success());
+    let exit = process.shutdown().await.unwrap();
+    let pieces = pieces.load(Ordering::Relaxed);
+    assert!(
+        pieces >= 8_000_000 / byre_transport::STDERR_LINE_LIMIT,
+        "{pieces}"
+    );
+    // Every byte arrived (a piece's last `\r` is trimmed, as a line's newline is).
+    assert!(bytes.load(Ordering::Relaxed) + pieces >= 8_000_000);
+    assert!(exit.stderr_tail.len() <= 4096);
+}
+
+#[tokio::test]
 async fn an_early_exit_refusing_bypass_as_root_is_typed_with_its_stderr() {
     let mut process = spawn(
         &[
