@@ -29,6 +29,7 @@ mod history;
 mod render;
 mod replay;
 mod run;
+mod signals;
 
 /// Changes a program makes to the options of every session byre starts (the first one, and
 /// each fork in `chat`): hooks, in-process MCP servers, environment. Applied after the
@@ -73,7 +74,7 @@ pub async fn main_with(args: impl IntoIterator<Item = OsString>, setup: Setup) -
             prompt,
             no_wait,
             session,
-        } => run::run(prompt, no_wait, session, &setup).await,
+        } => signals::until_stopped(run::run(prompt, no_wait, session, &setup)).await,
         args::Command::Chat {
             session,
             history,
@@ -84,7 +85,7 @@ pub async fn main_with(args: impl IntoIterator<Item = OsString>, setup: Setup) -
             } else {
                 history.or_else(chat::default_history)
             };
-            chat::chat(session, history, &setup).await
+            signals::until_stopped(chat::chat(session, history, &setup)).await
         }
         args::Command::Replay { file } => replay::replay(&file),
         args::Command::Sessions { cwd, all, limit } => history::sessions(cwd, all, limit),

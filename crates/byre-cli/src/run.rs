@@ -90,7 +90,10 @@ pub(crate) async fn start(
 ) -> Result<Option<(Claude, Events)>, CliError> {
     tokio::select! {
         started = Claude::start(options) => match started {
-            Ok(session) => Ok(Some(session)),
+            Ok(session) => {
+                crate::signals::register(&session.0);
+                Ok(Some(session))
+            }
             Err(error) => Err(CliError::from_start(error)),
         },
         () = interrupts.next() => Ok(None),

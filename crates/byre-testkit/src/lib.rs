@@ -60,7 +60,7 @@ pub use cli::{
 };
 pub use env::{running_as_root, ClaudeEnv, OFFLINE_API_KEY};
 pub use mcp_stdio::{mcp_stdio_bin, MCP_STDIO_BIN};
-pub use procs::{process_alive, process_gone};
+pub use procs::{descendants, process_alive, process_gone};
 pub use s3::{moto_server, S3Server, MOTO_SERVER_VAR, MOTO_VERSION};
 pub use script::{
     Block, ErrorReply, Match, MessageReply, PendingRule, Reply, RequestView, Rule, Script,

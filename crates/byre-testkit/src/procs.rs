@@ -28,3 +28,44 @@ pub async fn process_gone(pid: u32, within: Duration) -> bool {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// Every living descendant of `pid` (children, their children, ...), with its command line
+/// (arguments joined by spaces); Linux `/proc`.
+pub fn descendants(pid: u32) -> Vec<(u32, String)> {
+    let mut parents = std::collections::HashMap::<u32, Vec<u32>>::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    for entry in dir.flatten() {
+        let Some(child) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        // After the command name's closing parenthesis: state, then the parent's pid.
+        let mut fields = stat.rsplit(')').next().unwrap_or("").split_whitespace();
+        let (Some(_), Some(Ok(parent))) = (fields.next(), fields.next().map(str::parse::<u32>))
+        else {
+            continue;
+        };
+        parents.entry(parent).or_default().push(child);
+    }
+    let mut found = Vec::new();
+    let mut next = vec![pid];
+    while let Some(parent) = next.pop() {
+        for &child in parents.get(&parent).into_iter().flatten() {
+            if process_alive(child) {
+                let cmdline = std::fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
+                let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+                found.push((child, text.trim_end().to_owned()));
+            }
+            next.push(child);
+        }
+    }
+    found
+}

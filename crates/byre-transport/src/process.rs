@@ -44,6 +44,12 @@ pub struct ProcessOptions {
     /// (64 MiB unless changed), that user's new pipes get only two pages. A program running
     /// many sessions as an unprivileged user may want a smaller size here.
     pub stdout_pipe_size: Option<usize>,
+    /// Whether a local CLI gets a watchdog (Unix only): a small `/bin/sh` process in the CLI's
+    /// process group that waits on a pipe only this process holds, and ends the group
+    /// (SIGTERM, then SIGKILL after 2 s) when this process is gone, however it died (SIGKILL,
+    /// a panic with `abort`, `std::process::exit` without closing the session). Default
+    /// `true`. It costs one small process per session and is stopped with the group.
+    pub watchdog: bool,
 }
 
 impl Default for ProcessOptions {
@@ -54,6 +60,7 @@ impl Default for ProcessOptions {
             exit_grace: Duration::from_secs(5),
             term_grace: Duration::from_secs(5),
             stdout_pipe_size: Some(256 * 1024),
+            watchdog: true,
         }
     }
 }
@@ -66,6 +73,7 @@ impl fmt::Debug for ProcessOptions {
             .field("exit_grace", &self.exit_grace)
             .field("term_grace", &self.term_grace)
             .field("stdout_pipe_size", &self.stdout_pipe_size)
+            .field("watchdog", &self.watchdog)
             .finish()
     }
 }
@@ -202,7 +210,10 @@ impl CliProcess {
     ) -> Result<CliProcess, LaunchError> {
         let mut argv = vec![program.as_os_str().to_owned()];
         argv.extend(args);
-        let spawned = spawn_local(argv, launch, true, options.stdout_pipe_size)?;
+        let request = SpawnRequest::new(launch)
+            .with_stdout_pipe_size(options.stdout_pipe_size)
+            .with_watchdog(options.watchdog);
+        let spawned = spawn_local(argv, launch, true, &request)?;
         Ok(Self::from_spawned(spawned, options))
     }
 
@@ -212,7 +223,9 @@ impl CliProcess {
         launch: &Launch,
         options: ProcessOptions,
     ) -> Result<CliProcess, LaunchError> {
-        let request = SpawnRequest::new(launch).with_stdout_pipe_size(options.stdout_pipe_size);
+        let request = SpawnRequest::new(launch)
+            .with_stdout_pipe_size(options.stdout_pipe_size)
+            .with_watchdog(options.watchdog);
         let spawned = spawner.spawn(request).await?;
         Ok(Self::from_spawned(spawned, options))
     }
@@ -296,12 +309,23 @@ impl CliProcess {
     /// group), waits [`ProcessOptions::term_grace`], then kills it (SIGKILL). Whatever way it
     /// ends, it is killed once more, so that nothing it started is left behind (the rest of a
     /// local process group).
-    pub async fn shutdown(mut self) -> std::io::Result<ExitInfo> {
+    pub async fn shutdown(self) -> std::io::Result<ExitInfo> {
+        self.stop(true).await
+    }
+
+    /// Stops the process now: closes stdin and terminates it (SIGTERM to a local process group)
+    /// without the exit grace, then kills it (SIGKILL) after [`ProcessOptions::term_grace`].
+    /// For a host that is itself being stopped.
+    pub async fn terminate(self) -> std::io::Result<ExitInfo> {
+        self.stop(false).await
+    }
+
+    async fn stop(mut self, grace: bool) -> std::io::Result<ExitInfo> {
         let stopped = if self.try_status().is_some() {
             Stopped::AlreadyExited
         } else {
             self.stdin = None;
-            if self.wait_for(self.options.exit_grace).await {
+            if grace && self.wait_for(self.options.exit_grace).await {
                 Stopped::Exited
             } else {
                 self.child.terminate();

@@ -36,6 +36,9 @@ pub struct SpawnRequest<'a> {
     /// How many bytes a local stdout pipe is asked to hold
     /// ([`ProcessOptions::stdout_pipe_size`](crate::ProcessOptions::stdout_pipe_size)).
     pub stdout_pipe_size: Option<usize>,
+    /// Whether a local CLI gets a watchdog that ends its process group when this process dies
+    /// ([`ProcessOptions::watchdog`](crate::ProcessOptions::watchdog)).
+    pub watchdog: bool,
 }
 
 impl<'a> SpawnRequest<'a> {
@@ -45,6 +48,7 @@ impl<'a> SpawnRequest<'a> {
             launch,
             args: launch.args(),
             stdout_pipe_size: None,
+            watchdog: true,
         }
     }
 
@@ -57,6 +61,12 @@ impl<'a> SpawnRequest<'a> {
     /// The same request asking for a stdout pipe of `size` bytes.
     pub fn with_stdout_pipe_size(mut self, size: Option<usize>) -> Self {
         self.stdout_pipe_size = size;
+        self
+    }
+
+    /// The same request with a watchdog or without.
+    pub fn with_watchdog(mut self, watchdog: bool) -> Self {
+        self.watchdog = watchdog;
         self
     }
 }
@@ -151,13 +161,13 @@ pub struct Local;
 impl Spawn for Local {
     fn spawn<'a>(
         &'a self,
-        request: SpawnRequest<'a>,
+        mut request: SpawnRequest<'a>,
     ) -> BoxFuture<'a, Result<Spawned, LaunchError>> {
         Box::pin(async move {
             let program = find_claude(request.launch.program.as_deref())?;
             let mut argv = vec![program.clone().into_os_string()];
-            argv.extend(request.args);
-            spawn_local(argv, request.launch, true, request.stdout_pipe_size)
+            argv.extend(std::mem::take(&mut request.args));
+            spawn_local(argv, request.launch, true, &request)
         })
     }
 }
@@ -331,13 +341,13 @@ impl Wrapper {
 impl Spawn for Wrapper {
     fn spawn<'a>(
         &'a self,
-        request: SpawnRequest<'a>,
+        mut request: SpawnRequest<'a>,
     ) -> BoxFuture<'a, Result<Spawned, LaunchError>> {
         Box::pin(async move {
-            let argv = self.argv(request.launch, request.args);
+            let argv = self.argv(request.launch, std::mem::take(&mut request.args));
             // A container or remote host has its own working directory.
             let local_cwd = self.kind == WrapperKind::Prefix;
-            spawn_local(argv, request.launch, local_cwd, request.stdout_pipe_size)
+            spawn_local(argv, request.launch, local_cwd, &request)
         })
     }
 }
@@ -361,7 +371,7 @@ pub(crate) fn spawn_local(
     argv: Vec<OsString>,
     launch: &Launch,
     use_cwd: bool,
-    stdout_pipe_size: Option<usize>,
+    request: &SpawnRequest<'_>,
 ) -> Result<Spawned, LaunchError> {
     let program = PathBuf::from(argv.first().cloned().unwrap_or_default());
     let mut command = Command::new(&program);
@@ -393,17 +403,73 @@ pub(crate) fn spawn_local(
             source: io::Error::other("the child's stdio is not piped"),
         });
     };
-    if let Some(size) = stdout_pipe_size {
+    if let Some(size) = request.stdout_pipe_size {
         crate::process::resize_pipe(&stdout, size);
     }
+    let watchdog = match request.watchdog {
+        true => watchdog(pid),
+        false => None,
+    };
     let stderr = child.stderr.take().map(|e| Box::new(e) as CliOutput);
     Ok(Spawned {
         stdin: Box::new(stdin),
         stdout: Box::new(stdout),
         stderr,
-        child: Box::new(LocalChild { child, pid }),
+        child: Box::new(LocalChild {
+            child,
+            pid,
+            _watchdog: watchdog,
+        }),
         argv,
     })
+}
+
+/// What the watchdog runs: it waits for the end of its input (the write end is this process's
+/// alone, so the end comes when this process exits, however it dies, SIGKILL included), then
+/// ends the process group it belongs to, the CLI's: SIGTERM, and SIGKILL two seconds later.
+const WATCHDOG_SCRIPT: &str =
+    "while read -r _; do :; done; kill -TERM -\"$1\"; sleep 2; kill -KILL -\"$1\"";
+
+/// Starts the watchdog of the process group `pgid`, in that group (so that stopping the group
+/// stops it too, and the group's id cannot be reused while it runs). `None` where it cannot
+/// start (no `/bin/sh`, or the CLI already exited): the CLI then runs without one.
+#[cfg(unix)]
+fn watchdog(pgid: u32) -> Option<Watchdog> {
+    if pgid == 0 {
+        return None;
+    }
+    let mut command = Command::new("/bin/sh");
+    command
+        .args(["-c", WATCHDOG_SCRIPT, "byre-watchdog"])
+        .arg(pgid.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .process_group(i32::try_from(pgid).ok()?);
+    match command.spawn() {
+        Ok(mut child) => {
+            let input = child.stdin.take()?;
+            Some(Watchdog {
+                _child: child,
+                _input: input,
+            })
+        }
+        // The CLI runs on without one; stopping it the usual way is unchanged.
+        Err(_) => None,
+    }
+}
+
+#[cfg(not(unix))]
+fn watchdog(_pgid: u32) -> Option<Watchdog> {
+    None
+}
+
+/// A running watchdog: its input's write end, held open while the CLI is ours.
+#[derive(Debug)]
+struct Watchdog {
+    _child: Child,
+    _input: tokio::process::ChildStdin,
 }
 
 /// A local child leading its own process group.
@@ -411,6 +477,8 @@ pub(crate) fn spawn_local(
 struct LocalChild {
     child: Child,
     pid: u32,
+    /// Ends the group if this process dies without stopping it (killed with the group).
+    _watchdog: Option<Watchdog>,
 }
 
 impl ChildHandle for LocalChild {

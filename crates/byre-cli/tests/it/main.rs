@@ -6,5 +6,6 @@ mod errors;
 mod history;
 mod replay;
 mod run;
+mod signals;
 mod store;
 mod support;

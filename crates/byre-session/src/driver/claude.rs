@@ -36,7 +36,8 @@ pub(super) enum Command {
         Option<Duration>,
         oneshot::Sender<Result<Option<RawJson>, Error>>,
     ),
-    Close(oneshot::Sender<Result<ExitInfo, Error>>),
+    /// Shut the CLI down: `true` at once (SIGTERM without the exit grace).
+    Close(oneshot::Sender<Result<ExitInfo, Error>>, bool),
     Direct(Direct),
 }
 
@@ -677,7 +678,19 @@ impl Claude {
     pub async fn close(&self) -> Result<ExitInfo, Error> {
         let (tx, rx) = oneshot::channel();
         self.commands
-            .send(Command::Close(tx))
+            .send(Command::Close(tx, false))
+            .map_err(|_| Error::Closed(self.ended()))?;
+        rx.await.map_err(|_| Error::Closed(self.ended()))?
+    }
+
+    /// Stops the CLI now: closes stdin and sends SIGTERM to its process group without waiting
+    /// for it to finish its turn, then SIGKILL after the term grace; returns how it ended. For
+    /// a host that is itself being stopped (SIGTERM, SIGHUP): [`Claude::close`] lets the CLI
+    /// finish its turn and flush its session file first.
+    pub async fn terminate(&self) -> Result<ExitInfo, Error> {
+        let (tx, rx) = oneshot::channel();
+        self.commands
+            .send(Command::Close(tx, true))
             .map_err(|_| Error::Closed(self.ended()))?;
         rx.await.map_err(|_| Error::Closed(self.ended()))?
     }

@@ -145,13 +145,13 @@ impl Driver {
                     let initialize = self.session.config().initialize.clone();
                     self.request(HostRequest::Initialize(initialize), timeout, reply)
                 }
-                Step::Command(Some(Command::Close(reply))) => {
-                    let _ = reply.send(self.shutdown().await);
+                Step::Command(Some(Command::Close(reply, now))) => {
+                    let _ = reply.send(self.shutdown(now).await);
                     return;
                 }
                 Step::Command(Some(Command::Direct(direct))) => self.direct(direct).await,
                 Step::Command(None) => {
-                    let _ = self.shutdown().await;
+                    let _ = self.shutdown(false).await;
                     return;
                 }
                 Step::Handled(done) => self.handled(done),
@@ -701,14 +701,20 @@ impl Driver {
         }
     }
 
-    async fn shutdown(&mut self) -> Result<ExitInfo, Error> {
+    /// Stops the CLI (`now`: without the exit grace) and ends the session.
+    async fn shutdown(&mut self, now: bool) -> Result<ExitInfo, Error> {
         self.close_stdin().await;
         let process = self.process.take();
         let result = match process {
             Some(process) => {
                 // Read what the CLI still writes while it exits (so it never blocks on a full
                 // pipe), and deliver it: every line up to the exit reaches the stream.
-                let shutdown = process.shutdown();
+                let shutdown = match now {
+                    true => {
+                        Box::pin(process.terminate()) as Pin<Box<dyn Future<Output = _> + Send>>
+                    }
+                    false => Box::pin(process.shutdown()),
+                };
                 tokio::pin!(shutdown);
                 let mut reading = true;
                 let exit = loop {
