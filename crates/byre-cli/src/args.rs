@@ -131,6 +131,10 @@ pub(crate) struct SessionArgs {
     /// The longest line accepted from the CLI, in bytes (64 MiB by default).
     #[arg(long, value_name = "BYTES")]
     pub(crate) max_line_bytes: Option<usize>,
+    /// How long the CLI may take to answer `initialize` and byre's other requests, in seconds
+    /// (60 by default).
+    #[arg(long, value_name = "SECS")]
+    pub(crate) request_timeout: Option<f64>,
     /// Replace the CLI's system prompt.
     #[arg(long, value_name = "TEXT")]
     pub(crate) system_prompt: Option<String>,
@@ -233,6 +237,12 @@ impl SessionArgs {
                 return Err(CliError::ZeroLineLimit);
             }
             options.max_line = Some(bytes);
+        }
+        if let Some(secs) = self.request_timeout {
+            options.request_timeout = Some(
+                std::time::Duration::try_from_secs_f64(secs)
+                    .map_err(|_| CliError::BadTimeout(secs))?,
+            );
         }
         options.launch.system_prompt = self.system_prompt.clone();
         options.launch.append_system_prompt = self.append_system_prompt.clone();

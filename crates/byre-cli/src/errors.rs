@@ -60,6 +60,12 @@ pub(crate) enum CliError {
     /// The current directory cannot be read.
     #[error("cannot read the current directory: {0}")]
     CurrentDir(std::io::Error),
+    /// `--request-timeout` is negative or not a number.
+    #[error("--request-timeout {0}: not a number of seconds")]
+    BadTimeout(f64),
+    /// The CLI exited in the middle of a turn (it had started and answered).
+    #[error("{0}")]
+    Exited(String),
     /// `--max-line-bytes 0`.
     #[error("--max-line-bytes must be at least 1")]
     ZeroLineLimit,

@@ -183,10 +183,13 @@ pub(crate) async fn drive_until_idle(
 pub(crate) async fn ended(claude: &Claude) -> CliError {
     match claude.close().await {
         Err(error) => CliError::Session(error),
-        Ok(exit) => CliError::Launch(format!(
-            "the CLI exited ({}) before the turn ended; stderr: {}",
+        Ok(exit) => CliError::Exited(format!(
+            "the CLI exited ({}) in the middle of the turn; stderr: {}",
             exit.status,
-            exit.stderr_tail.trim()
+            match exit.stderr_tail.trim() {
+                "" => "(empty)",
+                tail => tail,
+            }
         )),
     }
 }

@@ -33,6 +33,7 @@ mod builder;
 mod builder_flags;
 mod builder_more;
 mod claude;
+mod ending;
 mod error;
 mod live;
 mod options;
@@ -43,6 +44,7 @@ mod run;
 mod settings;
 mod store;
 mod turn;
+mod writer;
 
 #[cfg(feature = "mcp")]
 pub(crate) use claude::McpChange;

@@ -1,5 +1,5 @@
-//! `byre-mcp-stdio`, a small MCP server on stdio for tests (see its source for its tools): its
-//! path, built on demand.
+//! The test binaries of this crate, built on demand: `byre-mcp-stdio`, a small MCP server on
+//! stdio (see its source for its tools), and `byre-hostile`, a CLI stand-in that misbehaves.
 
 use std::io;
 use std::path::PathBuf;
@@ -9,7 +9,17 @@ use std::sync::Mutex;
 /// The name of the binary.
 pub const MCP_STDIO_BIN: &str = "byre-mcp-stdio";
 
-static BUILT: Mutex<Option<PathBuf>> = Mutex::new(None);
+/// The name of the hostile CLI stand-in (its flags are in its source).
+pub const HOSTILE_BIN: &str = "byre-hostile";
+
+static BUILT: Mutex<Vec<(&'static str, PathBuf)>> = Mutex::new(Vec::new());
+
+/// The path of `byre-hostile`, a stand-in for the CLI that misbehaves as its `--mode` says
+/// (crashes mid-turn, closes its stdout, stops reading its stdin, floods, never answers
+/// `initialize`...): `BYRE_HOSTILE_BIN` when set, otherwise built now with cargo.
+pub fn hostile_bin() -> io::Result<PathBuf> {
+    testkit_bin(HOSTILE_BIN, "BYRE_HOSTILE_BIN")
+}
 
 /// The path of `byre-mcp-stdio`: `BYRE_MCP_STDIO_BIN` when set, otherwise built now with
 /// cargo (`cargo build -p byre-testkit --bin byre-mcp-stdio`, a no-op when it is fresh) and
@@ -20,11 +30,16 @@ static BUILT: Mutex<Option<PathBuf>> = Mutex::new(None);
 /// the client to fill in a form (`elicitation/create`, schema `{answer: string}`) and returns
 /// `elicitation: <action> <content>`.
 pub fn mcp_stdio_bin() -> io::Result<PathBuf> {
-    if let Some(path) = std::env::var_os("BYRE_MCP_STDIO_BIN").filter(|p| !p.is_empty()) {
+    testkit_bin(MCP_STDIO_BIN, "BYRE_MCP_STDIO_BIN")
+}
+
+/// A binary of this crate: `var` when set, otherwise built with cargo (once per process).
+fn testkit_bin(name: &'static str, var: &str) -> io::Result<PathBuf> {
+    if let Some(path) = std::env::var_os(var).filter(|p| !p.is_empty()) {
         return Ok(PathBuf::from(path));
     }
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(path) = built.as_ref().filter(|p| p.exists()) {
+    if let Some((_, path)) = built.iter().find(|(n, p)| *n == name && p.exists()) {
         return Ok(path.clone());
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
@@ -35,25 +50,23 @@ pub fn mcp_stdio_bin() -> io::Result<PathBuf> {
             "-p",
             "byre-testkit",
             "--bin",
-            MCP_STDIO_BIN,
+            name,
             "--message-format",
             "json",
         ])
         .output()?;
     if !output.status.success() {
         return Err(io::Error::other(format!(
-            "building {MCP_STDIO_BIN} failed: {}",
+            "building {name} failed: {}",
             String::from_utf8_lossy(&output.stderr)
         )));
     }
     let path = String::from_utf8_lossy(&output.stdout)
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == MCP_STDIO_BIN)
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == name)
         .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .ok_or_else(|| {
-            io::Error::other(format!("cargo did not name the {MCP_STDIO_BIN} binary"))
-        })?;
-    *built = Some(path.clone());
+        .ok_or_else(|| io::Error::other(format!("cargo did not name the {name} binary")))?;
+    built.push((name, path.clone()));
     Ok(path)
 }

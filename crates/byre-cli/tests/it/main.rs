@@ -4,6 +4,7 @@
 mod chat;
 mod errors;
 mod history;
+mod hostile;
 mod replay;
 mod run;
 mod signals;

@@ -297,11 +297,12 @@ fn signal(pid: u32, signal: Signal) {
 }
 
 /// The child processes of `pid`.
+/// The children of `pid`, but for the CLI's watchdog.
 fn children(pid: u32) -> Vec<u32> {
-    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|p| p.parse().ok())
+    byre_testkit::descendants(pid)
+        .into_iter()
+        .filter(|(_, cmd)| cmd.contains("--output-format stream-json"))
+        .map(|(pid, _)| pid)
         .collect()
 }
 

@@ -238,11 +238,13 @@ impl Claude {
             .collect();
         let shared = Arc::new(Mutex::new(Shared::default()));
         let (ready_tx, ready_rx) = watch::channel(None);
+        let (writer, writer_task) = super::writer::Writer::spawn(stdin);
         let driver = Driver {
             session: Session::with_data(config, Instant::now()),
             process: Some(process),
             reader: reader::Reader::spawn(stdout, max_line, keep_lines),
-            writer: Some(stdin),
+            writer: Some(writer),
+            _writer_task: writer_task,
             events: events_tx,
             seen: 0,
             commands: commands_rx,

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use byre_transport::LaunchError;
 
@@ -68,6 +69,23 @@ pub enum Error {
         /// Why.
         #[source]
         failure: RequestFailure,
+    },
+    /// The CLI did not answer `initialize` in time: it started, but is stuck at start-up.
+    #[error(
+        "the CLI did not answer initialize within {after:.1?}: it may be stuck at start-up (an \
+         MCP server that does not start, a network it cannot reach, a question on its \
+         terminal); a longer wait is Options::request_timeout (byre run --request-timeout \
+         SECS). {}",
+        match stderr_tail.trim() {
+            "" => "Its stderr was empty.".to_owned(),
+            tail => format!("Its stderr ends: {tail}"),
+        }
+    )]
+    InitializeTimeout {
+        /// How long byre waited.
+        after: Duration,
+        /// The end of the CLI's stderr.
+        stderr_tail: String,
     },
     /// A success payload did not decode as its typed answer (the CLI changed its shape).
     #[error("{subtype}: the answer does not decode: {message}")]
@@ -227,6 +245,7 @@ impl Error {
             | Error::Store(_) => Fault::Launch,
             Error::InvalidInput(_) | Error::Usage(_) => Fault::Usage,
             Error::BadAnswer { .. } => Fault::Protocol,
+            Error::InitializeTimeout { .. } => Fault::Timeout,
             Error::Request { failure, .. } => match failure {
                 RequestFailure::Refused { .. } => Fault::Refused,
                 RequestFailure::TimedOut(_) | RequestFailure::Cancelled => Fault::Timeout,

@@ -76,9 +76,20 @@ impl Reader {
     /// The next batch. Cancel-safe (a batch not taken stays in its channel), so it may be
     /// raced in `select!`.
     pub(super) async fn next(&mut self) -> Option<Vec<Line>> {
-        let batch = self.decoded[self.turn].recv().await?;
+        let batch = self.decoded.get_mut(self.turn)?.recv().await?;
         self.turn = (self.turn + 1) % self.decoded.len();
         Some(batch)
+    }
+}
+
+impl Reader {
+    /// Stops reading: the tasks end and [`Reader::next`] gives `None` from now on.
+    pub(super) fn stop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+        self.decoded.clear();
+        self.turn = 0;
     }
 }
 

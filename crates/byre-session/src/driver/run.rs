@@ -8,13 +8,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use byre_proto::{CliRequest, HostMessage, HostRequest, RawJson};
-use byre_transport::{CliProcess, ExitInfo, Frame, LaunchError, TranscriptWriter};
+use byre_transport::{CliProcess, ExitInfo, Frame, TranscriptWriter};
 use serde_json::Value;
-use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
 use super::claude::{Command, Direct, Ready, Shared};
+use super::ending::{child_exit, DRAIN_MAX, DRAIN_QUIET};
 use super::error::Error;
 use super::options::{HookHandler, Outbox, RequestHandler};
 use super::{queue, reader};
@@ -33,6 +33,8 @@ pub(super) enum Step {
     Command(Option<Command>),
     Handled(Result<(RequestId, Result<Value, String>), tokio::task::JoinError>),
     MirrorFailed(super::store::MirrorFailure),
+    /// The CLI exited (its stdout may still be open: a process it started may hold it).
+    Exited,
     Timeout,
 }
 
@@ -51,7 +53,9 @@ pub(super) struct Driver {
     pub(super) process: Option<CliProcess>,
     pub(super) reader: reader::Reader,
     /// The CLI's stdin, while it is open.
-    pub(super) writer: Option<byre_transport::CliStdin>,
+    pub(super) writer: Option<super::writer::Writer>,
+    /// The task writing it (aborted with the driver).
+    pub(super) _writer_task: super::writer::WriterTask,
     pub(super) events: queue::Producer<Event>,
     /// How many events at the front of the core's queue the driver has looked at already.
     pub(super) seen: usize,
@@ -88,6 +92,9 @@ pub(super) struct Driver {
 impl Driver {
     pub(super) async fn run(mut self) {
         let mut stdout_open = true;
+        // When the CLI was seen to exit, and when the last lines came.
+        let mut exited_at: Option<Instant> = None;
+        let mut last_lines = Instant::now();
         loop {
             self.settle().await;
             let pending = self.session.events_mut();
@@ -101,15 +108,22 @@ impl Driver {
                 // The CLI has exited and every event is handed over: the stream ends after it.
                 self.events.close();
             }
-            let deadline = self.session.poll_timeout();
+            // Read from the CLI only when every event so far has been handed over.
+            let can_read = stdout_open && !has_event;
+            // Once the CLI has exited, stdout is read until it ends or stays quiet.
+            let drain = exited_at
+                .filter(|_| can_read)
+                .map(|at| (at.max(last_lines) + DRAIN_QUIET).min(at + DRAIN_MAX));
+            let deadline = match (self.session.poll_timeout(), drain) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             let sleep = async {
                 match deadline {
                     Some(at) => tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await,
                     None => std::future::pending().await,
                 }
             };
-            // Read from the CLI only when every event so far has been handed over.
-            let can_read = stdout_open && !has_event;
             let (events, pending) = (&self.events, self.session.events_mut());
             let step = tokio::select! {
                 lines = self.reader.next(), if can_read => Step::Lines(lines),
@@ -124,13 +138,28 @@ impl Driver {
                     Step::Handled(done)
                 }
                 Some(failed) = mirror_failure(&mut self.store) => Step::MirrorFailed(failed),
+                () = child_exit(&mut self.process), if exited_at.is_none() => Step::Exited,
                 () = sleep => Step::Timeout,
             };
             match step {
-                Step::Lines(Some(lines)) => self.on_lines(lines),
+                Step::Lines(Some(lines)) => {
+                    last_lines = Instant::now();
+                    self.on_lines(lines)
+                }
                 Step::Lines(None) => {
                     stdout_open = false;
-                    self.on_exit().await;
+                    self.on_exit(false).await;
+                }
+                Step::Exited => {
+                    exited_at = Some(Instant::now());
+                    self.note("the CLI exited; reading the rest of its output");
+                }
+                Step::Timeout if drain.is_some_and(|at| Instant::now() >= at) => {
+                    // The CLI is gone but its stdout is still open: something it started
+                    // holds it. What the CLI wrote has been read.
+                    stdout_open = false;
+                    self.reader.stop();
+                    self.on_exit(true).await;
                 }
                 Step::Delivered => self.seen = self.seen.min(self.session.events_mut().len()),
                 Step::NoListener => self.session.events_mut().clear(),
@@ -172,7 +201,7 @@ impl Driver {
 
     /// Drains the core's outputs: writes what it transmits, carries out its actions and looks
     /// at the new events (for tracing and the handle's session id).
-    async fn settle(&mut self) {
+    pub(super) async fn settle(&mut self) {
         loop {
             self.flush_transmit().await;
             self.observe_events();
@@ -232,6 +261,14 @@ impl Driver {
     /// The error `Claude::start` gives for a start that failed.
     fn start_error(&self, failure: StartFailure) -> Error {
         match failure {
+            StartFailure::Request(RequestFailure::TimedOut(after)) => Error::InitializeTimeout {
+                after,
+                stderr_tail: self
+                    .process
+                    .as_ref()
+                    .map(|p| p.stderr().text())
+                    .unwrap_or_default(),
+            },
             StartFailure::Request(failure) => Error::Request {
                 subtype: "initialize".into(),
                 failure,
@@ -269,7 +306,7 @@ impl Driver {
     }
 
     /// Looks at the events the core produced since the last look (they stay queued).
-    fn observe_events(&mut self) {
+    pub(super) fn observe_events(&mut self) {
         let events = self.session.events_mut();
         for event in events.iter().skip(self.seen) {
             match event {
@@ -373,7 +410,7 @@ impl Driver {
     }
 
     /// Takes a batch of lines read together (one clock reading serves them all).
-    fn on_lines(&mut self, lines: Vec<reader::Line>) {
+    pub(super) fn on_lines(&mut self, lines: Vec<reader::Line>) {
         let now = Instant::now();
         for line in lines {
             self.on_line(now, line);
@@ -408,7 +445,7 @@ impl Driver {
         }
     }
 
-    async fn flush_transmit(&mut self) {
+    pub(super) async fn flush_transmit(&mut self) {
         // The lines waiting now go out in one write; `ends` marks where each one ends.
         let mut out = Vec::new();
         let mut ends = Vec::new();
@@ -439,9 +476,10 @@ impl Driver {
         if out.is_empty() {
             return;
         }
-        self.write_line(&out).await;
-        // Recorded once written, as sent or not.
-        if let Some(t) = &mut self.transcript {
+        // Recorded as queued for the CLI, or as not sent.
+        let transcript = self.transcript.is_some().then(|| out.clone());
+        self.write_line(out);
+        if let (Some(t), Some(out)) = (&mut self.transcript, transcript) {
             let starts = std::iter::once(0).chain(ends.iter().copied());
             for (start, end) in starts.zip(ends.iter().copied()) {
                 let text = &out[start..end - 1];
@@ -483,11 +521,12 @@ impl Driver {
         }
     }
 
-    /// Writes whole lines (each with its newline) on the CLI's stdin, if it is open.
-    async fn write_line(&mut self, bytes: &[u8]) {
-        if let Some(stdin) = &mut self.writer {
-            if stdin.write_all(bytes).await.is_err() || stdin.flush().await.is_err() {
-                // The CLI is gone; the reader sees its exit.
+    /// Queues whole lines (each with its newline) for the CLI's stdin, if it is open. The
+    /// writing task writes them in order; the driver does not wait for the CLI to take them.
+    fn write_line(&mut self, bytes: Vec<u8>) {
+        if let Some(writer) = &self.writer {
+            if !writer.send(bytes) {
+                // The CLI takes no more input; the reader sees its exit.
                 self.writer = None;
             }
         }
@@ -559,77 +598,8 @@ impl Driver {
         self.running_ids.insert(id, handle);
     }
 
-    async fn on_exit(&mut self) {
-        let Some(mut process) = self.process.take() else {
-            return;
-        };
-        self.note("stdout closed");
-        let why = if self.lines_read == 0 {
-            let error: LaunchError = process.exited_early().await;
-            if let LaunchError::ExitedEarly {
-                status,
-                stderr_tail,
-                ..
-            } = &error
-            {
-                self.exited(Ok(ExitInfo {
-                    status: *status,
-                    stopped: byre_transport::Stopped::AlreadyExited,
-                    stderr_tail: stderr_tail.clone(),
-                }));
-            }
-            // Nothing was read, so `initialize` cannot have been answered.
-            let why = error.to_string();
-            self.set_ready(Err(error.into()));
-            why
-        } else {
-            let exit = process.shutdown().await;
-            let why = match &exit {
-                Ok(info) => format!("{}; stderr: {}", info.status, info.stderr_tail.trim()),
-                Err(e) => e.to_string(),
-            };
-            self.exited(exit.map_err(|e| e.to_string()));
-            why
-        };
-        self.writer = None;
-        self.running.abort_all();
-        self.running_ids.clear();
-        self.session.handle_exit(why.clone());
-        self.shared.lock().expect("shared state").ended = Some(why.clone());
-        // An `initialize` still waiting fails as the core says.
-        self.settle().await;
-        self.finish_mirror().await;
-        let waiters = std::mem::take(&mut self.exit_waiters);
-        for waiter in waiters {
-            let _ = waiter.send(self.exit.clone().ok_or_else(|| Error::Closed(why.clone())));
-        }
-        if let Some(t) = &mut self.transcript {
-            let _ = t.flush();
-        }
-    }
-
-    /// Records how the CLI ended: in the transcript, and for [`Claude::wait`].
-    fn exited(&mut self, exit: Result<ExitInfo, String>) {
-        match exit {
-            Ok(info) => {
-                let how = match info.stopped {
-                    byre_transport::Stopped::Terminated => " (after SIGTERM)",
-                    byre_transport::Stopped::Killed => " (after SIGKILL)",
-                    _ => "",
-                };
-                self.note(&format!("exited: {}{how}", info.status));
-                tracing::info!(status = %info.status, stopped = ?info.stopped, "the CLI exited");
-                self.exit = Some(info);
-            }
-            Err(why) => {
-                tracing::warn!(%why, "could not wait for the CLI");
-                self.note(&format!("could not wait for the CLI: {why}"));
-            }
-        }
-    }
-
     /// Answers `initialize`'s waiters, the first time only.
-    fn set_ready(&self, result: Result<(), Error>) {
+    pub(super) fn set_ready(&self, result: Result<(), Error>) {
         self.ready.send_if_modified(|ready| {
             if ready.is_some() {
                 return false;
@@ -639,7 +609,7 @@ impl Driver {
         });
     }
 
-    fn note(&mut self, text: &str) {
+    pub(super) fn note(&mut self, text: &str) {
         if let Some(t) = &mut self.transcript {
             let _ = t.record_note(text);
         }
@@ -660,7 +630,7 @@ impl Driver {
                 }
                 let mut bytes = line;
                 bytes.push(b'\n');
-                self.write_line(&bytes).await;
+                self.write_line(bytes);
             }
             Direct::Note(text) => self.note(&text),
             Direct::EndInput => {
@@ -689,78 +659,6 @@ impl Driver {
                 self.mcp.remove(&name);
             }
         }
-    }
-
-    /// Writes what is still to be sent, then closes stdin.
-    async fn close_stdin(&mut self) {
-        self.flush_transmit().await;
-        if let Some(mut stdin) = self.writer.take() {
-            let _ = stdin.shutdown().await;
-            drop(stdin);
-            self.note("stdin closed");
-        }
-    }
-
-    /// Stops the CLI (`now`: without the exit grace) and ends the session.
-    async fn shutdown(&mut self, now: bool) -> Result<ExitInfo, Error> {
-        self.close_stdin().await;
-        let process = self.process.take();
-        let result = match process {
-            Some(process) => {
-                // Read what the CLI still writes while it exits (so it never blocks on a full
-                // pipe), and deliver it: every line up to the exit reaches the stream.
-                let shutdown = match now {
-                    true => {
-                        Box::pin(process.terminate()) as Pin<Box<dyn Future<Output = _> + Send>>
-                    }
-                    false => Box::pin(process.shutdown()),
-                };
-                tokio::pin!(shutdown);
-                let mut reading = true;
-                let exit = loop {
-                    tokio::select! {
-                        exit = &mut shutdown => break exit,
-                        lines = self.reader.next(), if reading => match lines {
-                            Some(lines) => self.on_lines(lines),
-                            None => reading = false,
-                        },
-                    }
-                };
-                while reading {
-                    match self.reader.next().await {
-                        Some(lines) => self.on_lines(lines),
-                        None => reading = false,
-                    }
-                }
-                self.exited(exit.as_ref().cloned().map_err(|e| e.to_string()));
-                exit.map_err(|e| Error::Closed(e.to_string()))
-            }
-            None if self.exit.is_some() => Ok(self.exit.clone().expect("checked")),
-            None => Err(Error::Closed(
-                self.shared
-                    .lock()
-                    .expect("shared state")
-                    .ended
-                    .clone()
-                    .unwrap_or_default(),
-            )),
-        };
-        self.session.handle_exit("closed by the host");
-        self.shared.lock().expect("shared state").ended = Some("closed by the host".into());
-        self.running.abort_all();
-        for waiter in std::mem::take(&mut self.exit_waiters) {
-            let _ = waiter.send(result.clone());
-        }
-        self.settle().await;
-        self.finish_mirror().await;
-        // A consumer that stopped reading must not make `close` wait forever: the last events
-        // go in over the queue's capacity.
-        self.events.push_all(self.session.events_mut());
-        self.seen = 0;
-        if let Some(t) = &mut self.transcript {
-            let _ = t.flush();
-        }
-        result
     }
 }
 

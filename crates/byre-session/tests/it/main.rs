@@ -7,6 +7,7 @@ mod dialogs;
 mod driver;
 mod history;
 mod hooks;
+mod hostile;
 mod interleavings;
 mod mcp;
 mod more_options;

@@ -1,0 +1,41 @@
+//! `byre run` against CLIs that misbehave on purpose (byre-testkit's `byre-hostile`): what it
+//! says on stderr and how it exits.
+
+use std::time::{Duration, Instant};
+
+use crate::support::{byre_in, output, Offline};
+
+/// `byre run --claude byre-hostile ARGS...` with the hostile flags `hostile`.
+async fn run_hostile(hostile: &str, args: &[&str]) -> (crate::support::Out, Duration) {
+    let offline = Offline::start(byre_testkit::Script::new()).await;
+    let bin = byre_testkit::hostile_bin().expect("byre-hostile builds");
+    let mut all = vec!["run", "--claude", bin.to_str().expect("a UTF-8 path")];
+    all.extend_from_slice(args);
+    let mut command = byre_in(&offline.env, &all);
+    command.env("BYRE_HOSTILE_ARGS", hostile);
+    let started = Instant::now();
+    let out = output(command, None).await;
+    (out, started.elapsed())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_initialize_timeout_says_why_with_the_stderr_tail() {
+    let (out, elapsed) = run_hostile("--mode hang-init", &["--request-timeout", "1", "hi"]).await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
+    assert!(
+        out.stderr.contains("did not answer initialize within 1.0s"),
+        "{out:?}"
+    );
+    assert!(out.stderr.contains("--request-timeout"), "{out:?}");
+    assert!(out.stderr.contains("not answering initialize"), "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mid_turn_exit_is_not_called_a_failed_start() {
+    let (out, _) = run_hostile("--mode crash", &["hi"]).await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(out.stderr.contains("in the middle of the turn"), "{out:?}");
+    assert!(out.stderr.contains("crashing mid-turn"), "{out:?}");
+    assert!(!out.stderr.contains("could not start"), "{out:?}");
+}

@@ -1,0 +1,129 @@
+//! The driver against CLIs that misbehave on purpose (byre-testkit's `byre-hostile`): a crash
+//! mid-turn while a process it started holds stdout, a CLI that closes its stdout, one that
+//! stops reading stdin while its stdout is full, a lone surrogate in a result.
+
+use std::time::{Duration, Instant};
+
+use byre_session::driver::{Claude, Error, Events, Options};
+use byre_session::Event;
+use futures::StreamExt;
+
+/// Options that start `byre-hostile` with `args` (`--mode` and its flags).
+fn hostile(args: &[(&str, &str)]) -> Options {
+    let mut options = Options::new();
+    options.launch.program = Some(byre_testkit::hostile_bin().expect("byre-hostile builds"));
+    for (flag, value) in args {
+        options
+            .launch
+            .extra_args
+            .push(((*flag).into(), Some((*value).into())));
+    }
+    options.process.exit_grace = Duration::from_secs(2);
+    options.process.term_grace = Duration::from_secs(2);
+    options
+}
+
+/// Every event until the stream ends, within `limit`.
+async fn all_events(events: &mut Events, limit: Duration) -> Vec<Event> {
+    let mut all = Vec::new();
+    tokio::time::timeout(limit, async {
+        while let Some(event) = events.next().await {
+            all.push(event);
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the stream did not end within {limit:?}: {all:?}"));
+    all
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_is_seen_while_a_started_process_holds_stdout() {
+    let (claude, mut events) = Claude::start(hostile(&[("mode", "crash"), ("hold", "")]))
+        .await
+        .expect("it starts");
+    claude.send("crash now").unwrap();
+    let started = Instant::now();
+    let all = all_events(&mut events, Duration::from_secs(10)).await;
+    let elapsed = started.elapsed();
+    assert!(elapsed < Duration::from_secs(3), "seen after {elapsed:?}");
+    assert!(
+        all.iter().any(|e| matches!(e, Event::Message(_))),
+        "what it wrote before crashing is delivered: {all:?}"
+    );
+    let exit = claude.wait().await.expect("how it ended");
+    assert_eq!(exit.status.code(), Some(3));
+    assert!(claude.has_ended());
+    let closed = Instant::now();
+    let _ = claude.close().await;
+    assert!(closed.elapsed() < Duration::from_secs(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_returns_within_its_grace_while_a_started_process_holds_stdout() {
+    let (claude, mut events) = Claude::start(hostile(&[("mode", "crash"), ("hold", "")]))
+        .await
+        .expect("it starts");
+    claude.send("crash now").unwrap();
+    // Close at once, before the stream has been read.
+    let started = Instant::now();
+    let closed = tokio::time::timeout(Duration::from_secs(8), claude.close()).await;
+    assert!(
+        closed.is_ok(),
+        "close did not return: {:?}",
+        started.elapsed()
+    );
+    let all = all_events(&mut events, Duration::from_secs(5)).await;
+    assert!(
+        all.iter().any(|e| matches!(e, Event::Message(_))),
+        "{all:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cli_that_closes_its_stdout_is_ended_at_once_and_named_so() {
+    let (claude, mut events) = Claude::start(hostile(&[("mode", "close-stdout")]))
+        .await
+        .expect("it starts");
+    claude.send("close your output").unwrap();
+    let started = Instant::now();
+    all_events(&mut events, Duration::from_secs(10)).await;
+    let exit = claude.wait().await.expect("how it ended");
+    // Its stdin closed with its output, so it exited by itself: no SIGTERM after a grace.
+    assert!(exit.status.success(), "{exit:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    match claude.send("more") {
+        Err(Error::Closed(why)) => assert!(why.contains("closed its output"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cli_that_stops_reading_stdin_while_its_stdout_is_full_does_not_stall_the_driver() {
+    // 2 MB of output before it reads a byte; a 4 MB prompt that cannot be written meanwhile.
+    let options = hostile(&[("mode", "stall"), ("lines", "2000"), ("size", "1000")]);
+    let (claude, mut events) = Claude::start(options).await.expect("it starts");
+    claude.send("y".repeat(4 << 20)).unwrap();
+    let mut messages = 0;
+    let result = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(event) = events.next().await {
+            match event {
+                Event::Message(byre_proto::CliMessage::Result(result)) => return Some(result),
+                Event::Message(_) => messages += 1,
+                _ => {}
+            }
+        }
+        None
+    })
+    .await
+    .expect("no deadlock: the turn ends");
+    assert!(result.is_some(), "a result after the big prompt");
+    assert!(messages >= 2000, "every message delivered: {messages}");
+    tokio::time::timeout(Duration::from_secs(8), claude.close())
+        .await
+        .expect("close returns")
+        .expect("it exits");
+}

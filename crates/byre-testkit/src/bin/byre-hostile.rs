@@ -1,0 +1,162 @@
+//! `byre-hostile`: a stand-in for the `claude` CLI that misbehaves on purpose, for tests of
+//! what byre does with a crashed, hung, flooding or otherwise hostile CLI. It answers the
+//! host's `initialize`, then acts as `--mode` says on each `user` line:
+//!
+//! - `answer` (default): a `result` whose text is `--result TEXT`, written into the JSON as it
+//!   is (so `\ud83d`, a lone surrogate escape, reaches the host as written).
+//! - `crash`: an `assistant` message, then exit 3 mid-turn; with `--hold`, first a `sleep` in
+//!   a process group of its own that keeps stdout open.
+//! - `close-stdout`: close stdout, then keep running until stdin ends.
+//! - `stall`: before reading anything after `initialize`, write `--lines N` messages of
+//!   `--size BYTES` (more than a pipe holds): the host must read them while its own writes
+//!   wait; then answer as `answer` does.
+//! - `big`: `--lines N` messages of `--size BYTES`, then the `result`.
+//! - `tasks`: a background task started and finished, then the `result`.
+//! - `flood-on-eof`: as `answer`; when stdin ends, `--lines N` messages of `--size BYTES`
+//!   before exiting.
+//! - `hang-init`: never answer `initialize` (stderr says so).
+//!
+//! Flags may also come in `BYRE_HOSTILE_ARGS` (split at spaces), for a host that passes only
+//! its own flags to the CLI (`byre run`).
+
+use std::io::{BufRead, Write};
+use std::time::Duration;
+
+fn main() {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if let Ok(more) = std::env::var("BYRE_HOSTILE_ARGS") {
+        args.extend(more.split_whitespace().map(str::to_owned));
+    }
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let number =
+        |flag: &str, default: usize| value(flag).and_then(|n| n.parse().ok()).unwrap_or(default);
+    let mode = value("--mode").unwrap_or_else(|| "answer".into());
+    let result = value("--result").unwrap_or_else(|| "done".into());
+    let (lines, size) = (number("--lines", 0), number("--size", 1000));
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock().lines();
+    let mut out = std::io::stdout().lock();
+
+    let Some(Ok(first)) = input.next() else {
+        return;
+    };
+    if mode == "hang-init" {
+        eprintln!("byre-hostile: not answering initialize");
+        std::thread::sleep(Duration::from_secs(600));
+        return;
+    }
+    let request: serde_json::Value = serde_json::from_str(&first).unwrap_or_default();
+    let answer = serde_json::json!({
+        "type": "control_response",
+        "response": {"subtype": "success", "request_id": request["request_id"], "response": {}},
+    });
+    let _ = writeln!(out, "{answer}");
+    let _ = out.flush();
+    if mode == "stall" {
+        write_messages(&mut out, lines, size);
+    }
+    for line in input {
+        let Ok(line) = line else { break };
+        if !line.contains("\"type\":\"user\"") {
+            continue;
+        }
+        match mode.as_str() {
+            "crash" => {
+                if args.iter().any(|a| a == "--hold") {
+                    hold_stdout();
+                }
+                write_messages(&mut out, 1, 100);
+                eprintln!("byre-hostile: crashing mid-turn");
+                std::process::exit(3);
+            }
+            "close-stdout" => {
+                let _ = out.flush();
+                close_stdout();
+                // Still running, still reading: until stdin ends.
+                continue;
+            }
+            "big" => write_messages(&mut out, lines, size),
+            "tasks" => write_task(&mut out),
+            _ => {}
+        }
+        let _ = writeln!(
+            out,
+            concat!(
+                r#"{{"type":"result","subtype":"success","is_error":false,"num_turns":1,"#,
+                r#""result":"{}","session_id":"hostile"}}"#
+            ),
+            result
+        );
+        let _ = out.flush();
+    }
+    if mode == "flood-on-eof" {
+        write_messages(&mut out, lines, size);
+    }
+}
+
+/// `count` assistant messages whose text is `size` bytes.
+fn write_messages(out: &mut impl Write, count: usize, size: usize) {
+    let text = "x".repeat(size);
+    for _ in 0..count {
+        let line = format!(
+            concat!(
+                r#"{{"type":"assistant","message":{{"id":"msg_hostile","type":"message","#,
+                r#""role":"assistant","model":"hostile","content":[{{"type":"text","#,
+                r#""text":"{}"}}],"stop_reason":null,"usage":{{}}}},"#,
+                r#""parent_tool_use_id":null,"session_id":"hostile"}}"#
+            ),
+            text
+        );
+        if writeln!(out, "{line}").is_err() {
+            return;
+        }
+    }
+    let _ = out.flush();
+}
+
+/// A background task started and finished, as the CLI reports one.
+fn write_task(out: &mut impl Write) {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let _ = writeln!(
+        out,
+        concat!(
+            r#"{{"type":"system","subtype":"task_started","task_id":"task{n}","#,
+            r#""tool_use_id":"tool{n}","description":"a task","task_type":"local_bash","#,
+            r#""session_id":"hostile","uuid":"u{n}a"}}"#
+        ),
+        n = n
+    );
+    let _ = writeln!(
+        out,
+        concat!(
+            r#"{{"type":"system","subtype":"task_notification","task_id":"task{n}","#,
+            r#""tool_use_id":"tool{n}","status":"completed","output_file":"/dev/null","#,
+            r#""summary":"done","session_id":"hostile","uuid":"u{n}b"}}"#
+        ),
+        n = n
+    );
+}
+
+/// Starts a `sleep` in a process group of its own (out of reach of a signal to this one's
+/// group) that inherits stdout and keeps it open.
+fn hold_stdout() {
+    let mut command = std::process::Command::new("sleep");
+    command.arg("30").stdin(std::process::Stdio::null());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    if let Ok(child) = command.spawn() {
+        eprintln!("holder {}", child.id());
+    }
+}
+
+/// Closes file descriptor 1.
+fn close_stdout() {
+    #[cfg(unix)]
+    let _ = nix::unistd::close(1);
+}
