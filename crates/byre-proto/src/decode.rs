@@ -155,7 +155,18 @@ macro_rules! top_level {
                         Err(DecodeError::new(DecodeErrorKind::NoType, line))
                     }
                     Ok(message) => Ok(message),
-                    Err(typed) => fallback(line, typed).map($name::Unknown),
+                    Err(typed) => {
+                        // A lone surrogate escape (what `JSON.stringify` writes for a string
+                        // cut inside a surrogate pair) is valid JSON that no Rust string can
+                        // hold: it decodes as U+FFFD, as any UTF-8 output of the string shows
+                        // it. The rewritten line has none left, so this recurses once at most.
+                        if let Some(fixed) = crate::surrogates::well_formed(line) {
+                            if let Ok(message) = Self::from_slice(&fixed) {
+                                return Ok(message);
+                            }
+                        }
+                        fallback(line, typed).map($name::Unknown)
+                    }
                 }
             }
 

@@ -110,6 +110,7 @@ mod permissions;
 mod session_file;
 mod session_key;
 mod stream;
+mod surrogates;
 mod system;
 mod validate;
 mod values;

@@ -100,9 +100,15 @@ wire_struct! {
 }
 
 impl SessionEntry {
-    /// Decodes one line of a session file.
+    /// Decodes one line of a session file. A lone surrogate escape (a string the CLI cut
+    /// inside a surrogate pair) decodes as U+FFFD, as in [`CliMessage::from_slice`].
     pub fn from_line(line: &str) -> Result<SessionEntry, serde_json::Error> {
-        serde_json::from_str(line)
+        serde_json::from_str(line).or_else(|e| {
+            match crate::surrogates::well_formed(line.as_bytes()) {
+                Some(fixed) => serde_json::from_slice(&fixed).map_err(|_| e),
+                None => Err(e),
+            }
+        })
     }
 
     /// The message's text: a string content, or its text blocks joined by newlines.

@@ -39,3 +39,12 @@ async fn a_mid_turn_exit_is_not_called_a_failed_start() {
     assert!(out.stderr.contains("crashing mid-turn"), "{out:?}");
     assert!(!out.stderr.contains("could not start"), "{out:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_with_a_lone_surrogate_ends_the_run() {
+    // `\ud83d` without its low half: valid JSON, as `JSON.stringify` writes a cut string.
+    let (out, elapsed) = run_hostile(r"--mode answer --result cut\ud83d", &["hi"]).await;
+    assert!(out.status.success(), "{out:?}");
+    assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
+    assert!(!out.stderr.contains("bad line"), "{out:?}");
+}

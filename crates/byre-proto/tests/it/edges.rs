@@ -311,11 +311,26 @@ fn escaped_keys_and_tags_are_recognised() {
 }
 
 #[test]
-fn lone_surrogate_is_not_json() {
-    let line = r#"{"type":"user","message":{"role":"user","content":"\ud800"}}"#;
-    let e = HostMessage::from_slice(line.as_bytes()).unwrap_err();
-    assert!(matches!(e.kind, DecodeErrorKind::NotJson(_)), "{e:?}");
-    assert_eq!(e.len, line.len());
+fn a_lone_surrogate_decodes_as_the_replacement_character() {
+    // What `JSON.stringify` writes for a string cut inside a surrogate pair: valid JSON.
+    let line = r#"{"type":"user","message":{"role":"user","content":"cut \ud83d"}}"#;
+    let message = HostMessage::from_slice(line.as_bytes()).unwrap();
+    let HostMessage::User(user) = &message else {
+        panic!("{message:?}");
+    };
+    assert_eq!(user.message.content.text(), "cut \u{fffd}");
+    // A result whose text ends in one is still the turn's result.
+    let result = r#"{"type":"result","subtype":"success","is_error":false,"result":"a \udc00b"}"#;
+    let CliMessage::Result(r) = CliMessage::from_slice(result.as_bytes()).unwrap() else {
+        panic!("a result");
+    };
+    assert_eq!(r.result.as_deref(), Some("a \u{fffd}b"));
+    // A well-formed pair is kept.
+    let pair = r#"{"type":"result","subtype":"success","is_error":false,"result":"\ud83d\ude00"}"#;
+    let CliMessage::Result(r) = cli(pair) else {
+        panic!("a result");
+    };
+    assert_eq!(r.result.as_deref(), Some("\u{1f600}"));
 }
 
 // ---------------------------------------------------------------------------------------------
