@@ -101,7 +101,8 @@ wire_struct! {
 
 impl SessionEntry {
     /// Decodes one line of a session file. A lone surrogate escape (a string the CLI cut
-    /// inside a surrogate pair) decodes as U+FFFD, as in [`CliMessage::from_slice`].
+    /// inside a surrogate pair) decodes as U+FFFD, as in
+    /// [`CliMessage::from_slice`](crate::CliMessage::from_slice).
     pub fn from_line(line: &str) -> Result<SessionEntry, serde_json::Error> {
         serde_json::from_str(line).or_else(|e| {
             match crate::surrogates::well_formed(line.as_bytes()) {
