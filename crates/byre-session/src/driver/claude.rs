@@ -225,7 +225,9 @@ impl Claude {
         // With a transcript, each line's bytes are kept so they are recorded as read.
         let max_line = options.max_line.unwrap_or(byre_transport::DEFAULT_MAX_LINE);
         let keep_lines = transcript.is_some();
-        let (events_tx, events_rx) = queue::queue(options.event_buffer.unwrap_or(256));
+        let budget = Arc::new(queue::Budget::default());
+        let capacity = options.event_buffer.unwrap_or(256);
+        let (events_tx, events_rx) = queue::queue(capacity, budget.clone());
         let (commands, commands_rx) = mpsc::unbounded_channel();
         let handlers = options.handlers.clone();
         let outbox = Outbox {
@@ -242,7 +244,7 @@ impl Claude {
         let driver = Driver {
             session: Session::with_data(config, Instant::now()),
             process: Some(process),
-            reader: reader::Reader::spawn(stdout, max_line, keep_lines),
+            reader: reader::Reader::spawn(stdout, max_line, keep_lines, budget),
             writer: Some(writer),
             _writer_task: writer_task,
             events: events_tx,

@@ -144,7 +144,7 @@ impl Driver {
                     // takes them, no faster: memory stays within the usual bounds. A consumer
                     // that stopped reading holds the CLI up, and the grace periods end it.
                     self.observe_events();
-                    let (events, pending) = (&self.events, self.session.events_mut());
+                    let (events, pending) = (&mut self.events, self.session.events_mut());
                     let has_event = !pending.is_empty();
                     tokio::select! {
                         exit = &mut shutdown => break exit,
@@ -156,7 +156,7 @@ impl Driver {
                             if has_event => {
                             if pushed.is_err() {
                                 // Nobody listens: what the CLI still writes is dropped.
-                                pending.clear();
+                                events.discard(pending);
                             }
                             self.seen = self.seen.min(self.session.events_mut().len());
                         }
@@ -176,7 +176,7 @@ impl Driver {
                             self.on_lines(lines);
                             // Nobody listens: nothing is kept.
                             if self.events.push_now(self.session.events_mut()).is_err() {
-                                self.session.events_mut().clear();
+                                self.events.discard(self.session.events_mut());
                             }
                             self.seen = self.seen.min(self.session.events_mut().len());
                         }

@@ -1,4 +1,5 @@
-//! The bounded queue between the driver task and the [`Events`](super::Events) stream.
+//! The bounded queue between the driver task and the [`Events`](super::Events) stream, and the
+//! byte budget of the lines whose events have not reached the consumer yet.
 //!
 //! A channel that wakes the other side for every event costs a thread switch per event at
 //! full speed. This queue moves events in batches instead: the driver pushes every event it
@@ -7,15 +8,68 @@
 //! locking, waking the driver only if it was waiting for room. At most `capacity` events wait
 //! in the queue and at most `capacity` more in the consumer's batch, so memory stays bounded
 //! and a consumer that stops reading stops the driver.
+//!
+//! Counting events bounds their number, not their size: a line may be 64 MiB. So every line
+//! read is also taken from a [`Budget`] of [`PIPELINE_BYTES`], and the event it became carries
+//! its size (its weight) through the core and this queue; the consumer gives the weight back
+//! as it takes the event. The reading task reads only while the budget has room, so the lines
+//! between the CLI's pipe and the consumer hold at most [`PIPELINE_BYTES`] plus one line.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
+
+use tokio::sync::Notify;
+
+/// The reading task reads no further while this many bytes of lines are read and their events
+/// not yet taken by the consumer.
+pub(super) const PIPELINE_BYTES: usize = 8 << 20;
+
+/// The bytes of lines read whose events the consumer has not taken yet.
+#[derive(Debug, Default)]
+pub(super) struct Budget {
+    in_flight: AtomicUsize,
+    freed: Notify,
+}
+
+impl Budget {
+    /// Waits until there is room for more lines.
+    pub(super) async fn room(&self) {
+        loop {
+            let freed = self.freed.notified();
+            if self.in_flight.load(Ordering::Acquire) < PIPELINE_BYTES {
+                return;
+            }
+            freed.await;
+        }
+    }
+
+    /// Takes `bytes` (of lines just read).
+    pub(super) fn take(&self, bytes: usize) {
+        self.in_flight.fetch_add(bytes, Ordering::AcqRel);
+    }
+
+    /// Gives `bytes` back (their events were taken, or dropped).
+    pub(super) fn give_back(&self, bytes: usize) {
+        if bytes > 0 {
+            self.in_flight.fetch_sub(bytes, Ordering::AcqRel);
+            self.freed.notify_one();
+        }
+    }
+
+    /// The bytes taken and not given back.
+    #[cfg(test)]
+    pub(super) fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Acquire)
+    }
+}
 
 /// The shared state.
 #[derive(Debug)]
 struct State<T> {
-    items: VecDeque<T>,
+    /// Events and their weights.
+    items: VecDeque<(T, usize)>,
     capacity: usize,
     /// The consumer, waiting for items.
     consumer: Option<Waker>,
@@ -28,6 +82,7 @@ struct State<T> {
 #[derive(Debug)]
 struct Shared<T> {
     state: Mutex<State<T>>,
+    budget: Arc<Budget>,
 }
 
 impl<T> Shared<T> {
@@ -38,8 +93,9 @@ impl<T> Shared<T> {
     }
 }
 
-/// A bounded queue of at least one item of room; `(producer, consumer)`.
-pub(super) fn queue<T>(capacity: usize) -> (Producer<T>, Consumer<T>) {
+/// A bounded queue of at least one item of room, whose consumer gives the items' weights back
+/// to `budget`; `(producer, consumer)`.
+pub(super) fn queue<T>(capacity: usize, budget: Arc<Budget>) -> (Producer<T>, Consumer<T>) {
     let capacity = capacity.max(1);
     let shared = Arc::new(Shared {
         state: Mutex::new(State {
@@ -50,10 +106,12 @@ pub(super) fn queue<T>(capacity: usize) -> (Producer<T>, Consumer<T>) {
             producer_alive: true,
             consumer_alive: true,
         }),
+        budget,
     });
     (
         Producer {
             shared: shared.clone(),
+            weights: VecDeque::new(),
         },
         Consumer {
             shared,
@@ -66,46 +124,85 @@ pub(super) fn queue<T>(capacity: usize) -> (Producer<T>, Consumer<T>) {
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct NoConsumer;
 
-/// The driver's end.
+/// The driver's end. The items waiting to go in live elsewhere (the core's event queue, which
+/// only grows at the back and shrinks at the front by these methods); their weights live here,
+/// the first weight for the first item, a missing weight counting as 0.
 #[derive(Debug)]
 pub(super) struct Producer<T> {
     shared: Arc<Shared<T>>,
+    weights: VecDeque<usize>,
 }
 
 impl<T> Producer<T> {
+    /// Adds `bytes` to the weight of the last of the `waiting` items, or gives them back to the
+    /// budget when no item waits (the line became no event).
+    pub(super) fn weigh(&mut self, waiting: usize, bytes: usize) {
+        if waiting == 0 {
+            self.shared.budget.give_back(bytes);
+            return;
+        }
+        self.weights.resize(self.weights.len().max(waiting), 0);
+        self.weights[waiting - 1] += bytes;
+    }
+
+    /// Drops every item of `pending`, giving their weights back.
+    pub(super) fn discard(&mut self, pending: &mut VecDeque<T>) {
+        pending.clear();
+        self.shared.budget.give_back(self.weights.drain(..).sum());
+    }
+
     /// Moves items from the front of `pending` into the queue while it has room, waking the
     /// consumer if any were moved. `Ready(Ok)` once `pending` is empty; `Pending` (with this
     /// task woken when room appears) while items remain; `Ready(Err)` when the consumer has
     /// gone (`pending` is then left as it was).
     pub(super) fn poll_push(
-        &self,
+        &mut self,
         pending: &mut VecDeque<T>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), NoConsumer>> {
-        self.push(pending, Some(cx.waker()))
+        self.push(pending, Some(cx.waker()), false)
     }
 
     /// [`Producer::poll_push`] without waiting: moves what fits now.
-    pub(super) fn push_now(&self, pending: &mut VecDeque<T>) -> Result<(), NoConsumer> {
-        match self.push(pending, None) {
+    pub(super) fn push_now(&mut self, pending: &mut VecDeque<T>) -> Result<(), NoConsumer> {
+        match self.push(pending, None, false) {
             Poll::Ready(Err(e)) => Err(e),
             _ => Ok(()),
         }
     }
 
+    /// Moves every item of `pending` into the queue, over its capacity if need be, and wakes
+    /// the consumer. For the last events of a session that is being closed: the driver does not
+    /// wait for a consumer that may never read again, and nothing is dropped (what is moved
+    /// was already held in memory). With the consumer gone, `pending` is dropped.
+    pub(super) fn push_all(&mut self, pending: &mut VecDeque<T>) {
+        if let Poll::Ready(Err(NoConsumer)) = self.push(pending, None, true) {
+            self.discard(pending);
+        }
+    }
+
     fn push(
-        &self,
+        &mut self,
         pending: &mut VecDeque<T>,
         waker: Option<&Waker>,
+        all: bool,
     ) -> Poll<Result<(), NoConsumer>> {
         let wake = {
             let mut state = self.shared.lock();
             if !state.consumer_alive {
                 return Poll::Ready(Err(NoConsumer));
             }
-            let room = state.capacity.saturating_sub(state.items.len());
+            let room = match all {
+                true => pending.len(),
+                false => state.capacity.saturating_sub(state.items.len()),
+            };
             let moved = room.min(pending.len());
-            state.items.extend(pending.drain(..moved));
+            let weights = &mut self.weights;
+            state.items.extend(
+                pending
+                    .drain(..moved)
+                    .map(|item| (item, weights.pop_front().unwrap_or(0))),
+            );
             if let (false, Some(waker)) = (pending.is_empty(), waker) {
                 state.producer = Some(waker.clone());
             }
@@ -124,34 +221,13 @@ impl<T> Producer<T> {
             Poll::Pending
         }
     }
-}
 
-impl<T> Producer<T> {
     /// Ends the stream: the consumer gets what is queued, then `None`, as when the producer is
     /// dropped.
     pub(super) fn close(&self) {
         let consumer = {
             let mut state = self.shared.lock();
             state.producer_alive = false;
-            state.consumer.take()
-        };
-        if let Some(consumer) = consumer {
-            consumer.wake();
-        }
-    }
-
-    /// Moves every item of `pending` into the queue, over its capacity if need be, and wakes
-    /// the consumer. For the last events of a session that is being closed: the driver does not
-    /// wait for a consumer that may never read again, and nothing is dropped (what is moved
-    /// was already held in memory).
-    pub(super) fn push_all(&self, pending: &mut VecDeque<T>) {
-        let consumer = {
-            let mut state = self.shared.lock();
-            if !state.consumer_alive {
-                pending.clear();
-                return;
-            }
-            state.items.extend(pending.drain(..));
             state.consumer.take()
         };
         if let Some(consumer) = consumer {
@@ -176,13 +252,13 @@ impl<T> Drop for Producer<T> {
 pub(super) struct Consumer<T> {
     shared: Arc<Shared<T>>,
     /// Items taken from the queue and not yet handed out.
-    batch: VecDeque<T>,
+    batch: VecDeque<(T, usize)>,
 }
 
 impl<T> Consumer<T> {
     /// The next item; `Ready(None)` once the producer has gone and everything was taken.
     pub(super) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
-        if let Some(item) = self.batch.pop_front() {
+        if let Some(item) = self.pop() {
             return Poll::Ready(Some(item));
         }
         let producer = {
@@ -201,18 +277,27 @@ impl<T> Consumer<T> {
         if let Some(producer) = producer {
             producer.wake();
         }
-        Poll::Ready(self.batch.pop_front())
+        Poll::Ready(self.pop())
+    }
+
+    /// The next item of the batch, its weight given back.
+    fn pop(&mut self) -> Option<T> {
+        let (item, weight) = self.batch.pop_front()?;
+        self.shared.budget.give_back(weight);
+        Some(item)
     }
 }
 
 impl<T> Drop for Consumer<T> {
     fn drop(&mut self) {
-        let producer = {
+        let (producer, weight) = {
             let mut state = self.shared.lock();
             state.consumer_alive = false;
-            state.items.clear();
-            state.producer.take()
+            let weight: usize = state.items.drain(..).map(|(_, w)| w).sum();
+            (state.producer.take(), weight)
         };
+        let weight = weight + self.batch.drain(..).map(|(_, w)| w).sum::<usize>();
+        self.shared.budget.give_back(weight);
         if let Some(producer) = producer {
             producer.wake();
         }
@@ -243,7 +328,7 @@ mod tests {
 
     #[test]
     fn items_pass_in_order_and_the_queue_stays_bounded() {
-        let (producer, mut consumer) = queue::<u32>(3);
+        let (mut producer, mut consumer) = queue::<u32>(3, Arc::default());
         let (producer_wakes, producer_waker) = counter();
         let (consumer_wakes, consumer_waker) = counter();
         let mut pending: VecDeque<u32> = (0..10).collect();
@@ -281,7 +366,7 @@ mod tests {
 
     #[test]
     fn items_left_when_the_producer_goes_are_still_delivered() {
-        let (producer, mut consumer) = queue::<u32>(8);
+        let (mut producer, mut consumer) = queue::<u32>(8, Arc::default());
         let mut pending: VecDeque<u32> = (0..5).collect();
         assert_eq!(producer.push_now(&mut pending), Ok(()));
         drop(producer);
@@ -296,7 +381,7 @@ mod tests {
 
     #[test]
     fn the_last_events_go_in_over_the_capacity() {
-        let (producer, mut consumer) = queue::<u32>(2);
+        let (mut producer, mut consumer) = queue::<u32>(2, Arc::default());
         let mut pending: VecDeque<u32> = (0..5).collect();
         producer.push_all(&mut pending);
         assert!(pending.is_empty());
@@ -312,7 +397,7 @@ mod tests {
 
     #[test]
     fn closing_ends_the_stream_after_what_is_queued() {
-        let (producer, mut consumer) = queue::<u32>(8);
+        let (mut producer, mut consumer) = queue::<u32>(8, Arc::default());
         let mut pending: VecDeque<u32> = (0..2).collect();
         assert_eq!(producer.push_now(&mut pending), Ok(()));
         assert!(!producer.is_closed());
@@ -326,8 +411,46 @@ mod tests {
     }
 
     #[test]
+    fn weights_go_back_to_the_budget_as_the_consumer_takes_the_items() {
+        let budget = Arc::new(Budget::default());
+        let (mut producer, mut consumer) = queue::<u32>(8, budget.clone());
+        let mut pending = VecDeque::new();
+        // Two lines of 100 and 50 bytes: the first became two events, the second one.
+        budget.take(150);
+        pending.extend([0, 1]);
+        producer.weigh(pending.len(), 100);
+        pending.push_back(2);
+        producer.weigh(pending.len(), 50);
+        // A line that became no event is given back at once.
+        budget.take(7);
+        producer.weigh(0, 7);
+        assert_eq!(budget.in_flight(), 150);
+        assert_eq!(producer.push_now(&mut pending), Ok(()));
+        let (_, waker) = counter();
+        let mut cx = Context::from_waker(&waker);
+        assert_eq!(consumer.poll_next(&mut cx), Poll::Ready(Some(0)));
+        assert_eq!(
+            budget.in_flight(),
+            150,
+            "the first line's weight is on its last event"
+        );
+        assert_eq!(consumer.poll_next(&mut cx), Poll::Ready(Some(1)));
+        assert_eq!(budget.in_flight(), 50);
+        // A consumer that goes gives back what it never took.
+        drop(consumer);
+        assert_eq!(budget.in_flight(), 0);
+        // Items discarded by the producer are given back too.
+        budget.take(9);
+        pending.push_back(3);
+        producer.weigh(pending.len(), 9);
+        producer.discard(&mut pending);
+        assert!(pending.is_empty());
+        assert_eq!(budget.in_flight(), 0);
+    }
+
+    #[test]
     fn a_consumer_that_goes_releases_a_waiting_producer() {
-        let (producer, consumer) = queue::<u32>(1);
+        let (mut producer, consumer) = queue::<u32>(1, Arc::default());
         let (wakes, waker) = counter();
         let mut cx = Context::from_waker(&waker);
         let mut pending: VecDeque<u32> = (0..3).collect();

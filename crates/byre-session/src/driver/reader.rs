@@ -9,11 +9,19 @@
 //! with several worker threads the decoders run in parallel with each other and with the
 //! driver.
 //!
-//! Memory stays bounded: every channel holds at most [`BATCHES`] batches of at most
-//! [`BATCH_LINES`] lines. When the driver stops taking batches (its consumer is slow), the
-//! decoders stop, then the reading task stops reading, and the CLI's writes block.
+//! Memory stays bounded, in lines and in bytes: every channel holds at most [`BATCHES`]
+//! batches of at most [`BATCH_LINES`] lines and about [`BATCH_BYTES`] bytes, and the reading
+//! task reads no further while the lines read and not yet handed to the consumer (their events
+//! still in these channels, the core or the event queue) pass
+//! [`PIPELINE_BYTES`](super::queue::PIPELINE_BYTES) (a line longer than that is alone past the
+//! mark). When the consumer is slow, the reading task stops reading, and the CLI's writes
+//! block.
+
+use std::sync::Arc;
 
 use byre_transport::CliOutput;
+
+use super::queue::Budget;
 use byre_transport::{decode_line, Frame, LineFrame, NdjsonCodec};
 use bytes::Bytes;
 use futures::{FutureExt, StreamExt};
@@ -33,12 +41,17 @@ const BATCHES: usize = 2;
 /// The decoding tasks.
 const DECODERS: usize = 2;
 
+/// A batch takes no more lines once it holds this many bytes.
+const BATCH_BYTES: usize = 1 << 20;
+
 /// One line read from the CLI.
 pub(super) struct Line {
     /// What it decoded to.
     pub(super) frame: Frame,
     /// Its bytes, when asked for (for a transcript).
     pub(super) bytes: Option<Bytes>,
+    /// Its length in bytes, as taken from the [`Budget`].
+    pub(super) len: usize,
 }
 
 /// The driver's end: batches of lines, in order; `None` once stdout has ended (or failed).
@@ -51,8 +64,14 @@ pub(super) struct Reader {
 
 impl Reader {
     /// Starts reading `stdout`, with lines of at most `max_line` bytes; `keep_lines` keeps each
-    /// line's bytes beside its message.
-    pub(super) fn spawn(stdout: CliOutput, max_line: usize, keep_lines: bool) -> Reader {
+    /// line's bytes beside its message. Every line read is taken from `budget`; whoever ends
+    /// up holding it gives it back.
+    pub(super) fn spawn(
+        stdout: CliOutput,
+        max_line: usize,
+        keep_lines: bool,
+        budget: Arc<Budget>,
+    ) -> Reader {
         let frames =
             FramedRead::with_capacity(stdout, NdjsonCodec::with_max_line(max_line), READ_BUFFER);
         let mut framed_senders = Vec::with_capacity(DECODERS);
@@ -61,11 +80,16 @@ impl Reader {
         for _ in 0..DECODERS {
             let (framed_tx, framed_rx) = mpsc::channel(BATCHES);
             let (decoded_tx, decoded_rx) = mpsc::channel(BATCHES);
-            tasks.push(tokio::spawn(decode(framed_rx, decoded_tx, keep_lines)));
+            tasks.push(tokio::spawn(decode(
+                framed_rx,
+                decoded_tx,
+                keep_lines,
+                budget.clone(),
+            )));
             framed_senders.push(framed_tx);
             decoded.push(decoded_rx);
         }
-        tasks.push(tokio::spawn(read(frames, framed_senders)));
+        tasks.push(tokio::spawn(read(frames, framed_senders, budget)));
         Reader {
             decoded,
             turn: 0,
@@ -107,17 +131,27 @@ impl Drop for Reader {
 async fn read(
     mut frames: FramedRead<CliOutput, NdjsonCodec>,
     decoders: Vec<mpsc::Sender<Vec<LineFrame>>>,
+    budget: Arc<Budget>,
 ) {
+    let size = |frame: &LineFrame| match frame {
+        LineFrame::Line(bytes) => bytes.len(),
+        LineFrame::BadLine(_) => 0,
+    };
     for turn in (0..decoders.len()).cycle() {
+        budget.room().await;
         let Some(Ok(first)) = frames.next().await else {
             return;
         };
+        let mut bytes = size(&first);
         let mut batch = Vec::with_capacity(BATCH_LINES);
         batch.push(first);
         let mut ended = false;
-        while batch.len() < BATCH_LINES {
+        while batch.len() < BATCH_LINES && bytes < BATCH_BYTES {
             match frames.next().now_or_never() {
-                Some(Some(Ok(frame))) => batch.push(frame),
+                Some(Some(Ok(frame))) => {
+                    bytes += size(&frame);
+                    batch.push(frame)
+                }
                 Some(Some(Err(_)) | None) => {
                     ended = true;
                     break;
@@ -125,6 +159,7 @@ async fn read(
                 None => break,
             }
         }
+        budget.take(bytes);
         if decoders[turn].send(batch).await.is_err() || ended {
             return;
         }
@@ -136,6 +171,7 @@ async fn decode(
     mut framed: mpsc::Receiver<Vec<LineFrame>>,
     decoded: mpsc::Sender<Vec<Line>>,
     keep_lines: bool,
+    budget: Arc<Budget>,
 ) {
     while let Some(batch) = framed.recv().await {
         let lines = batch
@@ -143,15 +179,18 @@ async fn decode(
             .map(|frame| match frame {
                 LineFrame::Line(bytes) => Line {
                     frame: decode_line(&bytes),
+                    len: bytes.len(),
                     bytes: keep_lines.then_some(bytes),
                 },
                 LineFrame::BadLine(bad) => Line {
                     frame: Frame::BadLine(bad),
                     bytes: None,
+                    len: 0,
                 },
             })
-            .collect();
-        if decoded.send(lines).await.is_err() {
+            .collect::<Vec<_>>();
+        if let Err(unsent) = decoded.send(lines).await {
+            budget.give_back(unsent.0.iter().map(|line| line.len).sum());
             return;
         }
     }

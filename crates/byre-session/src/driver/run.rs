@@ -100,7 +100,7 @@ impl Driver {
             let pending = self.session.events_mut();
             if self.events.push_now(pending).is_err() {
                 // Nobody listens: keep running for the handle's sake, drop events.
-                pending.clear();
+                self.events.discard(pending);
             }
             self.seen = self.seen.min(self.session.events_mut().len());
             let has_event = !self.session.events_mut().is_empty();
@@ -124,7 +124,7 @@ impl Driver {
                     None => std::future::pending().await,
                 }
             };
-            let (events, pending) = (&self.events, self.session.events_mut());
+            let (events, pending) = (&mut self.events, self.session.events_mut());
             let step = tokio::select! {
                 lines = self.reader.next(), if can_read => Step::Lines(lines),
                 pushed = std::future::poll_fn(|cx| events.poll_push(pending, cx)), if has_event => {
@@ -162,7 +162,7 @@ impl Driver {
                     self.on_exit(true).await;
                 }
                 Step::Delivered => self.seen = self.seen.min(self.session.events_mut().len()),
-                Step::NoListener => self.session.events_mut().clear(),
+                Step::NoListener => self.events.discard(self.session.events_mut()),
                 Step::Command(Some(Command::Send(message))) => {
                     // A closed session refuses it; the handle learns why from `ended`.
                     let _ = self.session.send_user(message);
@@ -426,6 +426,7 @@ impl Driver {
                     let _ = t.record_recv(bytes, &message);
                 }
                 self.session.handle_message(now, message);
+                self.events.weigh(self.session.events_mut().len(), line.len);
             }
             Frame::BadLine(bad) => {
                 if let Some(t) = &mut self.transcript {
