@@ -120,6 +120,11 @@ const SMALL_BUFFER: usize = 64 * 1024;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// A line that reaches this size without its newline is moved out of the read buffer in pieces
+/// of this size, and the buffer starts afresh: it does not double again and again with the
+/// line (a doubling copies, and holds the old and the new allocation at once).
+const PIECE: usize = 1024 * 1024;
+
 /// The NDJSON framer: splits a stream into lines of at most a limit, and reports the longer
 /// ones.
 ///
@@ -127,9 +132,12 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// lines (skipped), and a last line without a newline at end of input (framed as a line, as
 /// `LinesCodec` does). Each byte is searched for a newline once, however many pieces a line
 /// arrives in, and never further than the limit: a line that passes the limit is discarded
-/// as more of it arrives, so the buffer does not grow with it. An accepted line is the read
-/// buffer's own bytes, not a copy. All state lives in the codec, so reading through a
-/// `FramedRead` is cancel-safe.
+/// as more of it arrives, so the buffer does not grow with it. A line shorter than a piece
+/// (1 MiB) is the read buffer's own bytes, not a copy; a longer one arrives in pieces that are
+/// joined once into one allocation of its size, each piece freed as it is copied, so it costs
+/// about its own size plus a piece while it is framed, and a line skipped costs at most the
+/// limit plus a piece. All state lives in the codec, so reading through a `FramedRead` is
+/// cancel-safe.
 #[derive(Debug)]
 pub struct NdjsonCodec {
     max_line: usize,
@@ -139,6 +147,10 @@ pub struct NdjsonCodec {
     discarding: Option<Discarding>,
     /// Whether the next line is the first of the stream (a BOM may precede it).
     first: bool,
+    /// The start of a line longer than a piece: its pieces moved out of the read buffer.
+    pieces: Vec<BytesMut>,
+    /// Their length.
+    pieces_len: usize,
 }
 
 /// An over-long line being discarded up to its newline.
@@ -165,6 +177,8 @@ impl NdjsonCodec {
             scanned: 0,
             discarding: None,
             first: true,
+            pieces: Vec::new(),
+            pieces_len: 0,
         }
     }
 
@@ -179,6 +193,21 @@ impl NdjsonCodec {
             len,
             head,
         })
+    }
+
+    /// The whole line whose last bytes are `end`: the pieces before it (if any) and `end`
+    /// copied into one allocation, each piece freed once copied.
+    fn join(&mut self, end: Bytes) -> Bytes {
+        if self.pieces.is_empty() {
+            return end;
+        }
+        let mut line = BytesMut::with_capacity(self.pieces_len + end.len());
+        for piece in self.pieces.drain(..) {
+            line.extend_from_slice(&piece);
+        }
+        self.pieces_len = 0;
+        line.extend_from_slice(&end);
+        line.freeze()
     }
 
     /// Turns one complete line (without its `\n`) into a frame; `None` for a blank line.
@@ -251,14 +280,15 @@ impl Decoder for NdjsonCodec {
                 return Ok(Some(self.too_long(len, head)));
             }
             // A line's newline comes at most this far in: the limit, a `\r`, and a BOM before
-            // the first line.
-            let bom = if self.first && buf.starts_with(BOM) {
+            // the first line (the pieces of a long line have had theirs taken off).
+            let bom = if self.first && self.pieces.is_empty() && buf.starts_with(BOM) {
                 BOM.len()
             } else {
                 0
             };
             let limit = self.max_line.saturating_add(1 + bom);
-            let search_to = buf.len().min(limit.saturating_add(1));
+            let room = limit - self.pieces_len;
+            let search_to = buf.len().min(room.saturating_add(1));
             let newline =
                 memchr::memchr(b'\n', &buf[self.scanned..search_to]).map(|i| self.scanned + i);
             match newline {
@@ -266,23 +296,47 @@ impl Decoder for NdjsonCodec {
                     self.scanned = 0;
                     let mut line = buf.split_to(at + 1).freeze();
                     line.truncate(at);
-                    release_large(buf, at + 1);
+                    // After a long line, the piece-sized buffer goes too.
+                    let used = if self.pieces.is_empty() {
+                        at + 1
+                    } else {
+                        LARGE_BUFFER
+                    };
+                    release_large(buf, used);
+                    let line = self.join(line);
                     if let Some(frame) = self.frame(line) {
                         return Ok(Some(frame));
                     }
                 }
-                None if buf.len() > limit => {
+                None if buf.len() > room => {
                     // No newline within the limit: the line is too long. Keep its head and
                     // discard it from here to its newline.
                     self.first = false;
-                    let head = head(&buf[bom..]);
+                    let head = match self.pieces.first() {
+                        Some(piece) => head(piece),
+                        None => head(&buf[bom..]),
+                    };
                     buf.advance(bom);
                     self.scanned = search_to - bom;
                     self.discarding = Some(Discarding {
-                        dropped: 0,
+                        dropped: std::mem::take(&mut self.pieces_len),
                         head,
                         ends_cr: false,
                     });
+                    self.pieces = Vec::new();
+                }
+                None if buf.len() >= PIECE => {
+                    // A long line: its start leaves the buffer as a piece, and reading goes on
+                    // into a fresh buffer of a piece's size.
+                    if bom > 0 {
+                        buf.advance(bom);
+                        self.first = false;
+                    }
+                    let piece = std::mem::replace(buf, BytesMut::with_capacity(PIECE));
+                    self.pieces_len += piece.len();
+                    self.pieces.push(piece);
+                    self.scanned = 0;
+                    return Ok(None);
                 }
                 None => {
                     self.scanned = search_to;
@@ -306,10 +360,11 @@ impl Decoder for NdjsonCodec {
             buf.clear();
             return Ok(Some(self.too_long(len, discarding.head)));
         }
-        if buf.is_empty() {
+        if buf.is_empty() && self.pieces.is_empty() {
             return Ok(None);
         }
         let line = buf.split().freeze();
+        let line = self.join(line);
         Ok(self.frame(line))
     }
 }

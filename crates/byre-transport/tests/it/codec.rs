@@ -266,8 +266,7 @@ fn skipping_keeps_memory_bounded() {
 
 #[test]
 fn a_large_buffer_is_given_back_after_its_line() {
-    // A 10 MB line grows the buffer; once it is framed, the buffer is small again, and the
-    // line is its own bytes.
+    // A 10 MB line arrives in pieces; once it is framed, the buffer is small again.
     let mut codec = NdjsonCodec::new();
     let mut buf = BytesMut::new();
     let line = format!("{{\"type\":\"x\",\"pad\":\"{}\"}}", "p".repeat(10 << 20));
@@ -286,6 +285,72 @@ fn a_large_buffer_is_given_back_after_its_line() {
         Some(LineFrame::Line(KEEP.into()))
     );
     assert_eq!(&buf[..], b"{\"type\"", "the rest is kept");
+}
+
+/// Feeds `input` to `codec` as a `FramedRead` would (reads of at most `read` bytes into the
+/// buffer's free room, `reserve(1)` first), and gives the frames and the largest capacity the
+/// buffer reached.
+fn decode_as_framed_read(
+    codec: &mut NdjsonCodec,
+    input: &[u8],
+    read: usize,
+) -> (Vec<LineFrame>, usize) {
+    let mut buf = BytesMut::with_capacity(64 * 1024);
+    let (mut frames, mut largest, mut at) = (Vec::new(), 0, 0);
+    while at < input.len() {
+        buf.reserve(1);
+        let n = read.min(buf.capacity() - buf.len()).min(input.len() - at);
+        buf.extend_from_slice(&input[at..at + n]);
+        at += n;
+        largest = largest.max(buf.capacity());
+        while let Some(frame) = codec.decode(&mut buf).unwrap() {
+            frames.push(frame);
+        }
+    }
+    while let Some(frame) = codec.decode_eof(&mut buf).unwrap() {
+        frames.push(frame);
+    }
+    (frames, largest)
+}
+
+#[test]
+fn a_long_line_is_framed_whole_without_the_buffer_growing_with_it() {
+    let long = format!(r#"{{"type":"x","pad":"{}"}}"#, "p".repeat(5 << 20));
+    for (ending, last) in [("\n", "\n"), ("\r\n", ""), ("\n", "")] {
+        for read in [4096, 64 * 1024, 3 << 20] {
+            let input = format!("\u{feff}{long}{ending}{KEEP}\n{long}{last}");
+            let mut codec = NdjsonCodec::new();
+            let (frames, largest) = decode_as_framed_read(&mut codec, input.as_bytes(), read);
+            assert_eq!(
+                frames,
+                [
+                    LineFrame::Line(long.clone().into()),
+                    LineFrame::Line(KEEP.into()),
+                    LineFrame::Line(long.clone().into()),
+                ],
+                "read {read}, ending {ending:?}"
+            );
+            assert!(largest <= 4 << 20, "the buffer reached {largest} bytes");
+        }
+    }
+}
+
+#[test]
+fn skipping_a_line_costs_the_limit_not_more() {
+    // 20 MB under a 4 MiB limit: the buffer and the pieces stay within the limit and a piece.
+    let limit = 4 << 20;
+    let input = format!("{}\n{KEEP}\n", "x".repeat(20 << 20));
+    let mut codec = NdjsonCodec::with_max_line(limit);
+    let (frames, largest) = decode_as_framed_read(&mut codec, input.as_bytes(), 64 * 1024);
+    let frames: Vec<Frame> = frames
+        .into_iter()
+        .map(byre_transport::decode_frame)
+        .collect();
+    assert_eq!(
+        kinds(&frames),
+        [format!("bad:{}:long", 20 << 20), "keep_alive".into()]
+    );
+    assert!(largest <= 2 << 20, "the buffer reached {largest} bytes");
 }
 
 #[test]
