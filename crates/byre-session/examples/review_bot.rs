@@ -8,8 +8,6 @@
 //! review_bot`. With a real account, start from `Options::new()` instead of `env.options()?`
 //! and drop the fake model.
 
-use std::time::Duration;
-
 use byre_session::{Claude, Hook, HookEvent, HookOutput, JsonSchema, McpServer, Tool, TurnError};
 use byre_testkit::{ClaudeEnv, FakeModel, Script};
 use serde::Deserialize;
@@ -67,12 +65,22 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("\nverdict: approve={approve} ({summary})");
 
     claude.send("Now explain every line in detail")?;
-    let interrupter = claude.clone();
+    // Another task interrupts once the first sentence has streamed.
+    let begun = std::sync::Arc::new(tokio::sync::Notify::new());
+    let (interrupter, cue) = (claude.clone(), begun.clone());
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        cue.notified().await;
         interrupter.interrupt().await
     });
-    match events.turn().on_text(|text| print!("{text}")).await {
+    let mut shown = String::new();
+    let streamed = events.turn().on_text(|text| {
+        print!("{text}");
+        shown.push_str(text);
+        if shown.contains("sets n.") {
+            begun.notify_one();
+        }
+    });
+    match streamed.await {
         Err(TurnError::Interrupted { .. }) => println!("\n[interrupted]"),
         other => println!("\n[not interrupted: {other:?}]"),
     }
