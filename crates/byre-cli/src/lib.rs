@@ -22,10 +22,12 @@ use std::sync::Arc;
 use byre_session::driver::Options;
 use clap::Parser;
 
+mod answer;
 mod args;
 mod chat;
 mod errors;
 mod history;
+mod labels;
 mod render;
 mod replay;
 mod run;

@@ -17,18 +17,16 @@ use byre_proto::{
 use byre_session::assembly::{AssemblyEvent, BlockKind};
 use byre_session::session::Event;
 use byre_session::turns::{TurnEvent, TurnOrigin};
-use serde_json::Value;
 
+use crate::answer::Held;
 use crate::args::Output;
+pub(crate) use crate::labels::{elapsed, one_line, preview, tool_label, tool_name};
 
 /// How often the spinner is redrawn.
 pub(crate) const TICK: Duration = Duration::from_millis(100);
 
 /// The spinner's frames.
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
-
-/// The longest tool summary or result preview shown, in characters.
-const PREVIEW: usize = 72;
 
 /// A `result` the renderer saw.
 #[derive(Debug)]
@@ -98,6 +96,8 @@ pub(crate) struct Renderer {
     idle: bool,
     /// The answer's text goes to stderr (stdout is kept for the structured output).
     answer_on_stderr: bool,
+    /// Where the answer goes is not a terminal: its text is held per message.
+    held: Option<Held>,
 }
 
 impl Renderer {
@@ -124,6 +124,7 @@ impl Renderer {
             reports_state: false,
             idle: false,
             answer_on_stderr: false,
+            held: (!std::io::stdout().is_terminal()).then(Held::default),
         }
     }
 
@@ -132,6 +133,7 @@ impl Renderer {
     pub(crate) fn answer_on_stderr(mut self) -> Self {
         self.answer_on_stderr = true;
         self.stdout_tty = std::io::stderr().is_terminal();
+        self.held = (!self.stdout_tty).then(Held::default);
         self
     }
 
@@ -290,6 +292,11 @@ impl Renderer {
         let CliMessage::Result(result) = message else {
             return None;
         };
+        if let Some(held) = &mut self.held {
+            let text = held.end_turn();
+            self.write_text(&text);
+            self.end_line();
+        }
         let origin = self.ending.take();
         let not_logged_in = self.not_logged_in;
         Some(TurnResult {
@@ -308,6 +315,7 @@ impl Renderer {
                 for block in &a.message.content {
                     match block {
                         ContentBlock::Text(t) if depth == 0 && !self.streamed.contains(&id) => {
+                            self.replace_broken();
                             self.write_text(&t.text);
                             self.end_line();
                         }
@@ -472,17 +480,31 @@ impl Renderer {
                 delta: Delta::Text(d),
             } if self.text_blocks.contains(&(message_id.clone(), *index)) => {
                 self.streamed.insert(message_id.clone());
-                self.write_text(&d.text);
+                self.replace_broken();
+                match &mut self.held {
+                    Some(held) => held.push(&d.text),
+                    None => self.write_text(&d.text),
+                }
             }
             AssemblyEvent::BlockFinished {
                 message_id, index, ..
             }
             | AssemblyEvent::BlockFailed {
                 message_id, index, ..
-            } if self.text_blocks.remove(&(message_id.clone(), *index)) => self.end_line(),
-            AssemblyEvent::MessageFinished { id, .. } => {
+            } if self.text_blocks.remove(&(message_id.clone(), *index)) => match &mut self.held {
+                Some(held) => held.end_block(),
+                None => self.end_line(),
+            },
+            AssemblyEvent::MessageFinished { id, abandoned, .. } => {
                 self.text_blocks.retain(|(m, _)| m != id);
-                self.top_level.remove(id);
+                let top_level = self.top_level.remove(id);
+                let stands = match &mut self.held {
+                    Some(held) if top_level => held.finish(abandoned.is_some()),
+                    _ => None,
+                };
+                if let Some(text) = stands {
+                    self.write_text(&text);
+                }
                 self.end_line();
             }
             _ => {}
@@ -534,6 +556,20 @@ impl Renderer {
         self.clear_spinner();
         self.write_answer(text.as_bytes());
         self.at_line_start = text.ends_with('\n');
+    }
+
+    /// New answer text is coming: an attempt that broke off before it is dropped from the
+    /// answer, with a note.
+    fn replace_broken(&mut self) {
+        if let Some(broken) = self.held.as_mut().and_then(Held::replaced) {
+            let line = format!(
+                "byre: the answer broke off after {} bytes and the CLI retried it; the broken \
+                 attempt is left out of the answer: {}",
+                broken.trim_end().len(),
+                preview(&broken)
+            );
+            self.note(&line);
+        }
     }
 
     /// Writes the answer's bytes where the answer goes (stdout, unless told otherwise).
@@ -611,87 +647,6 @@ pub(crate) fn closing_line(result: &ResultMessage) -> String {
     line
 }
 
-/// A tool's short name: `mcp__server__tool` becomes `server.tool`.
-pub(crate) fn tool_name(name: &str) -> String {
-    match name
-        .strip_prefix("mcp__")
-        .and_then(|rest| rest.split_once("__"))
-    {
-        Some((server, tool)) => format!("{server}.{tool}"),
-        None => name.to_owned(),
-    }
-}
-
-/// A tool call in one line: its short name and the most telling part of its input.
-pub(crate) fn tool_label(name: &str, input: &Value) -> String {
-    let name = tool_name(name);
-    const KEYS: [&str; 8] = [
-        "command",
-        "file_path",
-        "path",
-        "pattern",
-        "url",
-        "query",
-        "description",
-        "prompt",
-    ];
-    let summary = KEYS
-        .iter()
-        .find_map(|k| input.get(*k).and_then(Value::as_str))
-        .map(str::to_owned)
-        .or_else(|| match input {
-            Value::Object(map) if map.is_empty() => None,
-            Value::Null => None,
-            other => Some(other.to_string()),
-        });
-    match summary {
-        Some(summary) => format!("{name} {}", preview(&summary)),
-        None => name,
-    }
-}
-
-/// The first line of a text, cut to a readable length, with a note of what was left out.
-pub(crate) fn preview(text: &str) -> String {
-    let text = text.trim();
-    let mut lines = text.lines();
-    let first = lines.next().unwrap_or("").trim();
-    let more = lines.count();
-    let mut shown: String = first.chars().take(PREVIEW).collect();
-    if first.chars().count() > PREVIEW {
-        shown.push('…');
-    }
-    if more > 0 {
-        shown.push_str(&format!(
-            " (+{more} line{})",
-            if more == 1 { "" } else { "s" }
-        ));
-    }
-    shown
-}
-
-/// A text on one line, cut to a readable length.
-pub(crate) fn one_line(text: &str) -> String {
-    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut shown: String = joined.chars().take(PREVIEW * 2).collect();
-    if joined.chars().count() > PREVIEW * 2 {
-        shown.push('…');
-    }
-    shown
-}
-
-/// A duration for people: `0.4s`, `12s`, `3m05s`.
-pub(crate) fn elapsed(d: Duration) -> String {
-    let secs = d.as_secs_f64();
-    if secs < 10.0 {
-        format!("{secs:.1}s")
-    } else if secs < 60.0 {
-        format!("{}s", secs as u64)
-    } else {
-        let whole = secs as u64;
-        format!("{}m{:02}s", whole / 60, whole % 60)
-    }
-}
-
 fn indent(depth: usize) -> String {
     "  ".repeat(depth)
 }
@@ -699,38 +654,6 @@ fn indent(depth: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn tool_labels_show_the_telling_input() {
-        assert_eq!(
-            tool_label(
-                "Bash",
-                &json!({"command": "echo hi", "description": "Say hi"})
-            ),
-            "Bash echo hi"
-        );
-        assert_eq!(
-            tool_label("mcp__byre__lookup", &json!({"word": "byre"})),
-            r#"byre.lookup {"word":"byre"}"#
-        );
-        assert_eq!(tool_label("ListAgents", &json!({})), "ListAgents");
-    }
-
-    #[test]
-    fn previews_keep_one_line() {
-        assert_eq!(preview("hi\n"), "hi");
-        assert_eq!(preview("a\nb\nc"), "a (+2 lines)");
-        let long = "x".repeat(200);
-        assert_eq!(preview(&long).chars().count(), PREVIEW + 1);
-    }
-
-    #[test]
-    fn durations_read_well() {
-        assert_eq!(elapsed(Duration::from_millis(420)), "0.4s");
-        assert_eq!(elapsed(Duration::from_secs(12)), "12s");
-        assert_eq!(elapsed(Duration::from_secs(185)), "3m05s");
-    }
 
     #[test]
     fn the_closing_line_has_turns_duration_cost_and_session() {

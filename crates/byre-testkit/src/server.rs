@@ -392,7 +392,7 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     }
 }
 
-type ResponseBody = BoxBody<Bytes, Infallible>;
+type ResponseBody = BoxBody<Bytes, std::io::Error>;
 
 async fn handle(
     shared: Arc<Shared>,
@@ -531,8 +531,17 @@ async fn messages(shared: &Arc<Shared>, mut entry: LoggedRequest) -> Response<Re
                 usage: m.usage,
             };
             if stream {
-                let events = sse::stream_events(&message, m.chunk_size);
-                stream_response(shared, events, m.chunk_delay_ms, false)
+                let mut events = sse::stream_events(&message, m.chunk_size);
+                if let Some(cut) = m.cut_after_deltas {
+                    let mut deltas = 0;
+                    let at = events.iter().position(|event| {
+                        deltas += usize::from(event.is_delta());
+                        deltas > cut
+                    });
+                    events.truncate(at.unwrap_or(events.len()));
+                    return stream_response(shared, events, m.chunk_delay_ms, false, true);
+                }
+                stream_response(shared, events, m.chunk_delay_ms, false, false)
             } else {
                 json_response(StatusCode::OK, sse::message_json(&message))
             }
@@ -566,7 +575,7 @@ async fn messages(shared: &Arc<Shared>, mut entry: LoggedRequest) -> Response<Re
             } else {
                 Vec::new()
             };
-            let mut response = stream_response(shared, events, 0, true);
+            let mut response = stream_response(shared, events, 0, true, false);
             if !stream {
                 response
                     .headers_mut()
@@ -615,7 +624,11 @@ fn log_headers(headers: &hyper::HeaderMap) -> BTreeMap<String, String> {
 }
 
 fn json_response(status: StatusCode, body: String) -> Response<ResponseBody> {
-    let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
+    let mut response = Response::new(
+        Full::new(Bytes::from(body))
+            .map_err(|never| match never {})
+            .boxed(),
+    );
     *response.status_mut() = status;
     response
         .headers_mut()
@@ -627,14 +640,16 @@ fn json_response(status: StatusCode, body: String) -> Response<ResponseBody> {
 }
 
 /// An SSE response whose events are sent by a task (with `chunk_delay_ms` before each delta).
-/// With `hang`, the task then keeps the body open until the client leaves or shutdown.
+/// With `hang`, the task then keeps the body open until the client leaves or shutdown; with
+/// `cut`, the body then fails (the connection breaks).
 fn stream_response(
     shared: &Arc<Shared>,
     events: Vec<SseEvent>,
     chunk_delay_ms: u64,
     hang: bool,
+    cut: bool,
 ) -> Response<ResponseBody> {
-    let (tx, rx) = mpsc::channel::<Bytes>(8);
+    let (tx, rx) = mpsc::channel::<std::io::Result<Bytes>>(8);
     let shutdown = shared.shutdown.clone();
     tokio::spawn(async move {
         let send_all = async {
@@ -642,9 +657,13 @@ fn stream_response(
                 if chunk_delay_ms > 0 && event.is_delta() {
                     tokio::time::sleep(Duration::from_millis(chunk_delay_ms)).await;
                 }
-                if tx.send(Bytes::from(event.encode())).await.is_err() {
+                if tx.send(Ok(Bytes::from(event.encode()))).await.is_err() {
                     return;
                 }
+            }
+            if cut {
+                let broken = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "cut");
+                let _ = tx.send(Err(broken)).await;
             }
             if hang {
                 tx.closed().await;
@@ -665,19 +684,19 @@ fn stream_response(
 
 /// A response body fed from a channel; it ends when the sender is dropped.
 struct ChannelBody {
-    rx: mpsc::Receiver<Bytes>,
+    rx: mpsc::Receiver<std::io::Result<Bytes>>,
 }
 
 impl Body for ChannelBody {
     type Data = Bytes;
-    type Error = Infallible;
+    type Error = std::io::Error;
 
     fn poll_frame(
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+    ) -> std::task::Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
         self.rx
             .poll_recv(cx)
-            .map(|chunk| chunk.map(|bytes| Ok(Frame::data(bytes))))
+            .map(|chunk| chunk.map(|bytes| bytes.map(Frame::data)))
     }
 }

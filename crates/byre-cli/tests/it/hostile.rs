@@ -48,3 +48,28 @@ async fn a_result_with_a_lone_surrogate_ends_the_run() {
     assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
     assert!(!out.stderr.contains("bad line"), "{out:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_stream_leaves_only_the_final_answer_on_stdout() {
+    // The real CLI: the fake model's first stream breaks after two deltas; the CLI ends that
+    // message with `abandoned_blocks` and asks again.
+    use byre_testkit::{MessageReply, Reply, Rule, Script};
+    let answer = "The whole answer, streamed in one piece after the retry.";
+    let broken = MessageReply {
+        blocks: vec![byre_testkit::Block::text("A first attempt that breaks off")],
+        chunk_size: 6,
+        cut_after_deltas: Some(3),
+        chunk_delay_ms: 50,
+        ..MessageReply::default()
+    };
+    let script = Script::new()
+        .rule(Rule::any().times(1).reply(Reply::Message(broken)))
+        .rule(Rule::any().reply(Reply::text(answer)));
+    let offline = crate::support::Offline::start(script).await;
+    let out = output(offline.run(&["hi"]), None).await;
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, format!("{answer}\n"), "{out:?}");
+    assert!(out.stderr.contains("broke off after 12 bytes"), "{out:?}");
+    assert!(out.stderr.contains("A first atte"), "{out:?}");
+    assert_eq!(offline.model.message_requests().len(), 2, "the CLI retried");
+}

@@ -175,6 +175,10 @@ pub struct MessageReply {
     /// The reported model; the request's model when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// When streamed: the connection breaks after this many deltas (the body ends without
+    /// `message_stop`), as a dropped network connection does mid-answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_after_deltas: Option<usize>,
 }
 
 impl Default for MessageReply {
@@ -188,6 +192,7 @@ impl Default for MessageReply {
             usage: Usage::default(),
             id: None,
             model: None,
+            cut_after_deltas: None,
         }
     }
 }
