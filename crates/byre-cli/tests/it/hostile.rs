@@ -73,3 +73,48 @@ async fn a_retried_stream_leaves_only_the_final_answer_on_stdout() {
     assert!(out.stderr.contains("A first atte"), "{out:?}");
     assert_eq!(offline.model.message_requests().len(), 2, "the CLI retried");
 }
+
+/// The peak resident memory of process `pid` so far (`VmHWM`), in bytes.
+fn peak_rss(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_reader_holds_byre_within_its_byte_budget() {
+    // 24 messages of 8 MiB (192 MiB) while nobody reads byre's stdout: byre's own memory stays
+    // within the reading budget and a few lines, far below the stream's size.
+    use tokio::io::AsyncReadExt;
+    let offline = crate::support::Offline::start(byre_testkit::Script::new()).await;
+    let bin = byre_testkit::hostile_bin().expect("byre-hostile builds");
+    let mut command = byre_in(
+        &offline.env,
+        &["run", "--claude", bin.to_str().unwrap(), "hi"],
+    );
+    command
+        .env("BYRE_HOSTILE_ARGS", "--mode big --lines 24 --size 8388608")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut child = command.spawn().expect("byre starts");
+    let pid = child.id().expect("a pid");
+    // Nobody reads for a while: byre blocks on its stdout and stops reading the CLI.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let stalled = peak_rss(pid).expect("byre is running");
+    let mut stdout = child.stdout.take().expect("piped");
+    let (mut read, mut buf, mut peak) = (0usize, vec![0; 1 << 20], stalled);
+    loop {
+        let n = stdout.read(&mut buf).await.expect("stdout reads");
+        if n == 0 {
+            break;
+        }
+        read += n;
+        peak = peak_rss(pid).unwrap_or(0).max(peak);
+    }
+    assert!(child.wait().await.expect("byre ends").success());
+    assert_eq!(read, 24 * (8388608 + 1), "every message is printed");
+    assert!(stalled < 100 << 20, "{} MB while stalled", stalled >> 20);
+    assert!(peak < 100 << 20, "{} MB at the peak", peak >> 20);
+}
