@@ -265,7 +265,8 @@ impl<T> Session<T> {
         &self.turns
     }
 
-    /// The task tree.
+    /// The task tree: the tasks of the current (or last) turn and every task still running;
+    /// tasks that had finished when a turn ended are forgotten as the next one starts.
     pub fn tasks(&self) -> &TaskTree {
         &self.tasks
     }
@@ -306,6 +307,9 @@ impl<T> Session<T> {
             .observe(&message)
             .into_iter()
             .partition(|e| matches!(e, TurnEvent::RunIdle));
+        for event in &turns {
+            self.tasks.on_turn(event);
+        }
         for event in turns {
             self.events.push_back(Event::Turn(event));
         }

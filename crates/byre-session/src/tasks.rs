@@ -30,8 +30,9 @@
 //! [`TaskTree::forget_finished`] is called (for example after each `result`). It removes every
 //! task that is no longer running and has no running descendant.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use crate::turns::TurnEvent;
 use byre_proto::{
     AssistantMessage, BackgroundTask, BackgroundTasksChangedMessage, CliMessage, ContentBlock,
     Number, SystemMessage, TaskNotificationMessage, TaskProgressMessage, TaskStartedMessage,
@@ -54,6 +55,8 @@ pub struct TaskTree {
     /// The last `background_tasks_changed` set.
     background: Vec<BackgroundTask>,
     next_key: u64,
+    /// Where the tree stood when the last turn ended (see [`TaskTree::on_turn`]).
+    turn_ended: Option<TaskMark>,
 }
 
 /// One task, as far as its lines told.
@@ -321,18 +324,43 @@ impl TaskTree {
     /// kept for it (and the counts of subagent lines whose task never started). Returns how
     /// many tasks were forgotten.
     pub fn forget_finished(&mut self) -> usize {
-        let mut keep: Vec<u64> = Vec::new();
+        self.forget_finished_before(TaskMark(u64::MAX))
+    }
+
+    /// Takes a turn's start or end: as a turn starts, the tasks that had finished when the
+    /// last one ended are forgotten (those still running stay, with their ancestors), so a
+    /// long session's tree stays small. The session core calls it.
+    pub fn on_turn(&mut self, event: &TurnEvent) {
+        match event {
+            TurnEvent::TurnStarted { .. } => {
+                if let Some(mark) = self.turn_ended.take() {
+                    self.forget_finished_before(mark);
+                }
+            }
+            TurnEvent::TurnEnded { .. } => self.turn_ended = Some(self.mark()),
+            _ => {}
+        }
+    }
+
+    /// Where the tree stands now: the tasks seen so far are before the mark.
+    pub fn mark(&self) -> TaskMark {
+        TaskMark(self.next_key)
+    }
+
+    /// [`TaskTree::forget_finished`], for the tasks first seen before `mark` only. Returns how
+    /// many tasks were forgotten.
+    pub fn forget_finished_before(&mut self, mark: TaskMark) -> usize {
+        let mut keep: BTreeSet<u64> = BTreeSet::new();
         for (&key, task) in &self.tasks {
-            if !task.running {
+            if !task.running && key < mark.0 {
                 continue;
             }
-            // Keep the running task and every ancestor, so the tree stays connected.
+            // Keep the task and every ancestor, so the tree stays connected.
             let mut at = Some(key);
             while let Some(k) = at {
-                if keep.contains(&k) {
+                if !keep.insert(k) {
                     break;
                 }
-                keep.push(k);
                 at = self.tasks[&k]
                     .parent_task_id
                     .as_deref()
@@ -350,6 +378,10 @@ impl TaskTree {
         before - self.tasks.len()
     }
 }
+
+/// A point in a [`TaskTree`]'s history, from [`TaskTree::mark`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TaskMark(u64);
 
 impl Task {
     /// Whether it still runs: it started, no terminal status or notification came, and it did

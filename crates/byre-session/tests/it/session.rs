@@ -600,3 +600,51 @@ fn the_first_initialize_answer_delivers_the_requests_a_running_cli_waits_on() {
         .expect("the waiting prompt is asked");
     assert!(initialized < asked);
 }
+
+#[test]
+fn finished_tasks_of_earlier_turns_are_forgotten() {
+    // 2,000 turns with a background task each (started and finished), and one task that runs
+    // throughout: the tree holds the running task and the last turn's, not every task.
+    let now = Instant::now();
+    let mut session = ready_session(SessionConfig::new(InitializeRequest::default()), now);
+    let started = |id: &str| {
+        cli(&format!(
+            r#"{{"type":"system","subtype":"task_started","task_id":"{id}","tool_use_id":"tu_{id}","description":"d","task_type":"local_bash","session_id":"s"}}"#
+        ))
+    };
+    let finished = |id: &str| {
+        cli(&format!(
+            r#"{{"type":"system","subtype":"task_notification","task_id":"{id}","tool_use_id":"tu_{id}","status":"completed","output_file":"/dev/null","summary":"done","session_id":"s"}}"#
+        ))
+    };
+    let result = r#"{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"s"}"#;
+    for turn in 0..2_000 {
+        session
+            .send_user(byre_proto::UserMessage::prompt("go"))
+            .unwrap();
+        while session.poll_transmit().is_some() {}
+        if turn == 0 {
+            session.handle_message(now, started("long"));
+        }
+        let id = format!("t{turn}");
+        session.handle_message(now, started(&id));
+        session.handle_message(now, finished(&id));
+        session.handle_message(now, cli(result));
+        while session.poll_event().is_some() {}
+        assert!(
+            session.tasks().get(&id).is_some(),
+            "the last turn's task is kept: turn {turn}, {:?}",
+            session
+                .tasks()
+                .tasks()
+                .map(|t| t.task_id.clone())
+                .collect::<Vec<_>>()
+        );
+    }
+    assert!(
+        session.tasks().len() <= 3,
+        "{} tasks kept",
+        session.tasks().len()
+    );
+    assert!(session.tasks().get("long").is_some_and(|t| t.is_running()));
+}
