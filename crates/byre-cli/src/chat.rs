@@ -160,6 +160,7 @@ async fn turn(
             renderer.finish();
             Ok(Some(ExitCode::from(QUIT_STATUS)))
         }
+        TurnEnd::StdoutGone => Ok(Some(ExitCode::from(crate::run::STDOUT_GONE_STATUS))),
         TurnEnd::Ended => {
             renderer.finish();
             Err(ended(claude).await)

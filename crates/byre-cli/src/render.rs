@@ -98,6 +98,8 @@ pub(crate) struct Renderer {
     answer_on_stderr: bool,
     /// Where the answer goes is not a terminal: its text is held per message.
     held: Option<Held>,
+    /// A write to stdout failed (its reader has gone): the run should stop.
+    stdout_gone: bool,
 }
 
 impl Renderer {
@@ -125,6 +127,7 @@ impl Renderer {
             idle: false,
             answer_on_stderr: false,
             held: (!std::io::stdout().is_terminal()).then(Held::default),
+            stdout_gone: false,
         }
     }
 
@@ -283,8 +286,9 @@ impl Renderer {
                 let mut line = message.to_vec();
                 line.push(b'\n');
                 let mut out = std::io::stdout().lock();
-                let _ = out.write_all(&line);
-                let _ = out.flush();
+                if out.write_all(&line).and_then(|()| out.flush()).is_err() {
+                    self.stdout_gone = true;
+                }
             }
             Output::Stats => {}
             Output::Text => self.show(message),
@@ -573,16 +577,32 @@ impl Renderer {
     }
 
     /// Writes the answer's bytes where the answer goes (stdout, unless told otherwise).
-    fn write_answer(&self, bytes: &[u8]) {
+    fn write_answer(&mut self, bytes: &[u8]) {
         if self.answer_on_stderr {
             let mut out = std::io::stderr().lock();
             let _ = out.write_all(bytes);
             let _ = out.flush();
         } else {
             let mut out = std::io::stdout().lock();
-            let _ = out.write_all(bytes);
-            let _ = out.flush();
+            if out.write_all(bytes).and_then(|()| out.flush()).is_err() {
+                self.stdout_gone = true;
+            }
         }
+    }
+
+    /// Whether stdout's reader has gone (a write failed): there is nobody to show the rest to.
+    pub(crate) fn stdout_gone(&self) -> bool {
+        self.stdout_gone
+    }
+
+    /// Writes a line on stderr whatever the output mode (Ctrl-C, stopping).
+    pub(crate) fn say(&mut self, line: &str) {
+        if self.mode == Output::Text {
+            return self.note(line);
+        }
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{line}");
+        let _ = err.flush();
     }
 
     /// Prints `line` on stdout on a line of its own (in text output): the structured output

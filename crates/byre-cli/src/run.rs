@@ -16,6 +16,10 @@ use crate::Setup;
 /// The exit status after the user quit with a second Ctrl-C (128 + SIGINT, as shells do).
 pub(crate) const QUIT_STATUS: u8 = 130;
 
+/// The exit status after stdout's reader went away (128 + SIGPIPE, as a process killed by the
+/// broken pipe would end).
+pub(crate) const STDOUT_GONE_STATUS: u8 = 141;
+
 /// Runs `prompt` (`-` reads it from stdin) to its result, and then, unless `no_wait`, until
 /// the CLI says the run is idle: the background tasks the prompt started, and the turns the
 /// CLI starts to report them, are shown too.
@@ -48,6 +52,7 @@ pub(crate) async fn run(
     renderer.finish();
     match end {
         TurnEnd::Quit => Ok(ExitCode::from(QUIT_STATUS)),
+        TurnEnd::StdoutGone => Ok(ExitCode::from(STDOUT_GONE_STATUS)),
         TurnEnd::Ended => Err(ended(&claude).await),
         TurnEnd::Done(result) => {
             // The CLI exits 1 after an error result; the result already said why.
@@ -109,6 +114,8 @@ pub(crate) enum TurnEnd {
     Quit,
     /// The CLI exited before the result.
     Ended,
+    /// stdout's reader went away (a write to it failed): the CLI was stopped.
+    StdoutGone,
 }
 
 /// Shows the events of the running turn until its result. The first Ctrl-C interrupts the
@@ -126,7 +133,11 @@ pub(crate) async fn drive_turn(
         tokio::select! {
             event = events.next() => match event {
                 Some(event) => {
-                    if let Some(result) = renderer.event(&event) {
+                    let result = renderer.event(&event);
+                    if renderer.stdout_gone() {
+                        return stdout_gone(claude, renderer).await;
+                    }
+                    if let Some(result) = result {
                         if !result.background {
                             return TurnEnd::Done(result);
                         }
@@ -136,11 +147,11 @@ pub(crate) async fn drive_turn(
             },
             () = interrupts.next() => {
                 if interrupting {
-                    renderer.note("⏹ quitting");
+                    renderer.say("⏹ quitting");
                     return TurnEnd::Quit;
                 }
                 interrupting = true;
-                renderer.note("⏹ interrupting (Ctrl-C again to quit)");
+                renderer.say("⏹ interrupting (Ctrl-C again to quit)");
                 let claude = claude.clone();
                 tokio::spawn(async move {
                     // If the CLI is gone, the event stream ends and says so.
@@ -150,6 +161,14 @@ pub(crate) async fn drive_turn(
             _ = ticker.tick(), if renderer.wants_ticks() => renderer.tick(),
         }
     }
+}
+
+/// stdout's reader has gone: nobody sees the rest of the answer, so the CLI is stopped at once
+/// (it would otherwise work, and spend, to the end of the turn).
+async fn stdout_gone(claude: &Claude, renderer: &mut Renderer) -> TurnEnd {
+    renderer.say("byre: stdout was closed; stopping the CLI");
+    let _ = claude.terminate().await;
+    TurnEnd::StdoutGone
 }
 
 /// After a result: shows what comes until the CLI reports the run idle (background tasks, the
@@ -167,11 +186,14 @@ pub(crate) async fn drive_until_idle(
             event = events.next() => match event {
                 Some(event) => {
                     renderer.event(&event);
+                    if renderer.stdout_gone() {
+                        return;
+                    }
                 }
                 None => return,
             },
             () = interrupts.next() => {
-                renderer.note("⏹ not waiting for the background tasks");
+                renderer.say("⏹ not waiting for the background tasks");
                 return;
             }
             _ = ticker.tick(), if renderer.wants_ticks() => renderer.tick(),

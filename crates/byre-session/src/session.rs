@@ -65,6 +65,7 @@ use crate::turns::{TurnEvent, TurnTracker};
 mod mirror;
 mod outputs;
 mod pending;
+mod undecodable;
 mod versions;
 
 pub use self::mirror::{MirrorBatch, MirrorConfig, MirrorFlush};
@@ -748,39 +749,7 @@ impl<T> Session<T> {
         }
     }
 
-    /// A line that did not decode. When it is a CLI request (it has `type: control_request`
-    /// and a `request_id`), the CLI waits for an answer: it gets an error at once.
-    fn on_undecodable(&mut self, unknown: &byre_proto::Unknown) {
-        if unknown.get_str("type") != Some("control_request") {
-            return;
-        }
-        let Some(id) = unknown.get_str("request_id") else {
-            return;
-        };
-        let why = unknown
-            .mismatch
-            .clone()
-            .unwrap_or_else(|| "an unknown shape".to_owned());
-        let id = RequestId::new(id);
-        if self.requests.incoming.get(&id).is_some() {
-            self.events
-                .push_back(Event::Protocol(ProtocolViolation::DuplicateRequestId(
-                    id.to_string(),
-                )));
-            return;
-        }
-        self.reply(
-            id.as_str(),
-            Err(format!("the request does not decode: {why}")),
-        );
-        self.events
-            .push_back(Event::Protocol(ProtocolViolation::UndecodableRequest {
-                id: id.into_string(),
-                why,
-            }));
-    }
-
-    fn reply(&mut self, id: &str, answer: Answer) {
+    pub(super) fn reply(&mut self, id: &str, answer: Answer) {
         if self.answered.len() == RECENT_ANSWERS {
             self.answered.pop_front();
         }

@@ -118,3 +118,46 @@ async fn a_stalled_reader_holds_byre_within_its_byte_budget() {
     assert!(stalled < 100 << 20, "{} MB while stalled", stalled >> 20);
     assert!(peak < 100 << 20, "{} MB at the peak", peak >> 20);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_stdout_stops_the_turn() {
+    // `byre run --output json ... | head -c 1000` with the real CLI and an answer that would
+    // stream for 30 s: byre stops the CLI once stdout's reader has gone.
+    use byre_testkit::{Block, MessageReply, Reply, Rule, Script};
+    use tokio::io::AsyncReadExt;
+    let slow = MessageReply {
+        blocks: vec![Block::text("word ".repeat(300))],
+        chunk_size: 5,
+        chunk_delay_ms: 100,
+        ..MessageReply::default()
+    };
+    let offline =
+        crate::support::Offline::start(Script::new().rule(Rule::any().reply(Reply::Message(slow))))
+            .await;
+    let mut command = offline.run(&["--output", "json", "hi"]);
+    command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().expect("byre starts");
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut head = vec![0; 1000];
+    stdout.read_exact(&mut head).await.expect("1000 bytes come");
+    drop(stdout);
+    let closed = Instant::now();
+    let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+        .await
+        .expect("byre stops long before the answer's end")
+        .expect("byre's output");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+    assert!(
+        stderr.contains("stdout was closed; stopping the CLI"),
+        "{stderr}"
+    );
+    assert!(
+        closed.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        closed.elapsed()
+    );
+}

@@ -116,6 +116,13 @@ pub enum ProtocolViolation {
     /// A request id that is already in flight.
     #[error("the CLI reused request id {0} while it was in flight")]
     DuplicateRequestId(String),
+    /// A `control_request` without a (string) `request_id`: it cannot be answered, so nothing
+    /// was dispatched; the CLI, if it waits, waits in vain.
+    #[error("the CLI sent a control_request without a request_id ({subtype}): not answerable")]
+    RequestWithoutId {
+        /// The request's subtype, or `unknown`.
+        subtype: String,
+    },
     /// A `control_request` whose body did not decode (a field of the wrong type, or missing):
     /// it was answered with an error at once, so the CLI does not wait.
     #[error("the CLI's request {id} does not decode: {why}")]

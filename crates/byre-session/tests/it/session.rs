@@ -486,6 +486,19 @@ fn a_stray_answer_is_a_protocol_violation_not_a_crash() {
 }
 
 #[test]
+fn a_request_without_an_id_is_reported_not_dropped_silently() {
+    let now = Instant::now();
+    let mut session = ready_session(SessionConfig::new(InitializeRequest::default()), now);
+    let line = r#"{"type":"control_request","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{}}}"#;
+    session.handle_message(now, cli(line));
+    let events: Vec<_> = std::iter::from_fn(|| session.poll_event()).collect();
+    assert!(events.iter().any(|e| matches!(e,
+        Event::Protocol(ProtocolViolation::RequestWithoutId { subtype }) if subtype == "can_use_tool"
+    )), "{events:?}");
+    assert!(session.poll_transmit().is_none(), "nothing can be answered");
+}
+
+#[test]
 fn a_bad_line_is_reported_and_the_session_goes_on() {
     let now = Instant::now();
     let mut session = ready_session(SessionConfig::new(InitializeRequest::default()), now);
