@@ -524,6 +524,14 @@ impl<T> Session<T> {
         self.actions.pop_front()
     }
 
+    /// Whether host requests await the CLI's answers: a driver then reads on even while the
+    /// user's events wait to be taken (within its memory bounds), so an answer behind them is
+    /// not missed by a user who awaits the request in the loop that reads the events.
+    #[must_use]
+    pub fn awaits_answers(&self) -> bool {
+        !self.requests.outgoing.is_empty()
+    }
+
     /// When [`Session::handle_timeout`] must next be called.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {

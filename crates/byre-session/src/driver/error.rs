@@ -70,6 +70,23 @@ pub enum Error {
         #[source]
         failure: RequestFailure,
     },
+    /// A request found no answer in time while the events before its answer lay unread: the
+    /// loop that reads the events awaited the request itself. The driver reads on for a
+    /// request's answer while events wait, but no further than its byte budget (8 MiB of lines):
+    /// await requests on another task, or keep reading the events while one is in flight.
+    #[error(
+        "{subtype}: no answer within {after:.1?} while {unread} events waited to be read: the \
+         answer is most likely behind them; await requests on another task than the one \
+         reading the events (or keep reading while a request is in flight)"
+    )]
+    RequestBehindEvents {
+        /// The request subtype.
+        subtype: String,
+        /// How long it waited.
+        after: std::time::Duration,
+        /// How many events the driver held, unread, when it gave up.
+        unread: usize,
+    },
     /// The CLI did not answer `initialize` in time: it started, but is stuck at start-up.
     #[error(
         "the CLI did not answer initialize within {after:.1?}: it may be stuck at start-up (an \
@@ -245,7 +262,7 @@ impl Error {
             | Error::Store(_) => Fault::Launch,
             Error::InvalidInput(_) | Error::Usage(_) => Fault::Usage,
             Error::BadAnswer { .. } => Fault::Protocol,
-            Error::InitializeTimeout { .. } => Fault::Timeout,
+            Error::InitializeTimeout { .. } | Error::RequestBehindEvents { .. } => Fault::Timeout,
             Error::Request { failure, .. } => match failure {
                 RequestFailure::Refused { .. } => Fault::Refused,
                 RequestFailure::TimedOut(_) | RequestFailure::Cancelled => Fault::Timeout,

@@ -108,8 +108,9 @@ impl Driver {
                 // The CLI has exited and every event is handed over: the stream ends after it.
                 self.events.close();
             }
-            // Read from the CLI only when every event so far has been handed over.
-            let can_read = stdout_open && !has_event;
+            // Read from the CLI only when every event so far has been handed over, or while a
+            // request awaits its answer (within the byte budget: the reader stops there).
+            let can_read = stdout_open && (!has_event || self.session.awaits_answers());
             // Once the CLI has exited, stdout is read until it ends or stays quiet.
             let drain = exited_at
                 .filter(|_| can_read)
@@ -237,9 +238,17 @@ impl Driver {
                         Ok(_) => tracing::debug!(elapsed_ms, "answered"),
                         Err(failure) => tracing::info!(elapsed_ms, %failure, "failed"),
                     });
-                    let _ = waiter
-                        .reply
-                        .send(result.map_err(|failure| Error::Request { subtype, failure }));
+                    let unread = self.session.events_mut().len();
+                    let _ = waiter.reply.send(result.map_err(|failure| match failure {
+                        RequestFailure::TimedOut(after) if unread > 0 => {
+                            Error::RequestBehindEvents {
+                                subtype,
+                                after,
+                                unread,
+                            }
+                        }
+                        failure => Error::Request { subtype, failure },
+                    }));
                 }
                 Action::Ready(Ok(init)) => {
                     if let CliSupport::Untested(version) = CliSupport::of(&init, None) {

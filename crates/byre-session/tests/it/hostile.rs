@@ -127,3 +127,46 @@ async fn a_cli_that_stops_reading_stdin_while_its_stdout_is_full_does_not_stall_
         .expect("close returns")
         .expect("it exits");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_awaited_while_events_lie_unread_is_answered() {
+    // The real CLI streams 600 deltas into a 4-event queue that nobody reads; the host then
+    // awaits `set_model` in the same loop: the driver reads on for the answer (within its byte
+    // budget), so it comes, and every event is still delivered in order afterwards.
+    use byre_testkit::{Block, FakeModel, MessageReply, Reply, Rule, Script};
+    let long = MessageReply {
+        blocks: vec![Block::text("x".repeat(600))],
+        chunk_size: 1,
+        ..MessageReply::default()
+    };
+    let model = FakeModel::start(Script::new().rule(Rule::any().reply(Reply::Message(long))))
+        .await
+        .unwrap();
+    let (mut options, _env) = crate::support::options(&model);
+    options.event_buffer = Some(4);
+    options.request_timeout = Some(Duration::from_secs(8));
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    claude.send("go").unwrap();
+    // Until the stream is well under way (the queue is full long before), read nothing.
+    let started = Instant::now();
+    while model.message_requests().is_empty() && started.elapsed() < Duration::from_secs(30) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let switched = claude.set_model(Some("claude-other")).await;
+    assert!(switched.is_ok(), "{switched:?}");
+    let mut text = String::new();
+    let mut ended = false;
+    while let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(30), events.next()).await {
+        if let Some(piece) = event.text() {
+            text.push_str(piece);
+        }
+        if let Event::Message(byre_session::CliMessage::Result(_)) = event {
+            ended = true;
+            break;
+        }
+    }
+    assert!(ended, "the turn ends");
+    assert_eq!(text, "x".repeat(600), "every delta, in order");
+    claude.close().await.unwrap();
+}
