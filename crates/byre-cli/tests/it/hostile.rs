@@ -161,3 +161,37 @@ async fn a_closed_stdout_stops_the_turn() {
         closed.elapsed()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_while_the_cli_exits_stays_within_the_budget() {
+    // After the result, byre closes the CLI's stdin; the stand-in then writes 200 MB that
+    // nobody will read. byre's memory stays far below it, and it ends within the graces.
+    let offline = crate::support::Offline::start(byre_testkit::Script::new()).await;
+    let bin = byre_testkit::hostile_bin().expect("byre-hostile builds");
+    let mut command = byre_in(
+        &offline.env,
+        &["run", "--claude", bin.to_str().unwrap(), "hi"],
+    );
+    command
+        .env(
+            "BYRE_HOSTILE_ARGS",
+            "--mode flood-on-eof --lines 200 --size 1000000",
+        )
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let started = Instant::now();
+    let mut child = command.spawn().expect("byre starts");
+    let pid = child.id().expect("a pid");
+    let mut peak = 0;
+    let status = loop {
+        peak = peak_rss(pid).unwrap_or(0).max(peak);
+        if let Some(status) = child.try_wait().expect("byre can be waited for") {
+            break status;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "byre ends");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(status.success(), "{status:?}");
+    assert!(peak < 100 << 20, "{} MB at the peak", peak >> 20);
+}
