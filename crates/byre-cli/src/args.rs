@@ -46,6 +46,8 @@ pub(crate) enum Command {
         no_history: bool,
     },
     /// List the CLI's own sessions, newest first: id, when, size, title or first prompt.
+    /// The sessions of the other worktrees of the project's git repository are listed with
+    /// it, as the CLI's picker does.
     Sessions {
         /// The project whose sessions to list (default: the current directory).
         #[arg(long, value_name = "DIR", conflicts_with = "all")]

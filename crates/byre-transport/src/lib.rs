@@ -29,8 +29,8 @@ pub use crate::process::{
     STDERR_LINE_LIMIT,
 };
 pub use crate::sessions::{
-    config_dir, is_session_id, new_uuid, project_dir_name, session_info, SessionHistory,
-    SessionInfo, SessionLog,
+    config_dir, is_session_id, new_uuid, project_dir_name, session_info, worktrees, SessionHistory,
+    SessionInfo, SessionLog, GIT_TIMEOUT,
 };
 pub use crate::spawn::{
     shell_quote, BoxFuture, ChildHandle, CliOutput, CliStdin, Local, Spawn, SpawnRequest, Spawned,

@@ -81,3 +81,75 @@ fn a_hand_written_session_reads_as_its_conversation() {
     assert_eq!(listed.len(), 1, "{listed:#?}");
     assert!(history.find("../etc/passwd").is_none());
 }
+
+/// Runs git in `dir`, failing the test when it fails.
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+#[test]
+fn a_repository_lists_the_sessions_of_its_worktrees_together() {
+    let scratch = tempfile::tempdir().unwrap();
+    // Canonical paths: git prints the worktrees' real paths.
+    let root = scratch.path().canonicalize().unwrap();
+    let main = root.join("repo");
+    let tree = root.join("repo-feature");
+    std::fs::create_dir_all(&main).unwrap();
+    git(&main, &["init", "-q", "-b", "main"]);
+    git(&main, &["commit", "-q", "--allow-empty", "-m", "first"]);
+    git(
+        &main,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "feature",
+            tree.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        byre_transport::worktrees(&main),
+        [main.clone(), tree.clone()]
+    );
+    assert_eq!(
+        byre_transport::worktrees(&tree),
+        [main.clone(), tree.clone()]
+    );
+
+    let config = root.join("config");
+    let ids = [
+        "11111111-1111-4111-8111-111111111111",
+        "22222222-2222-4222-8222-222222222222",
+    ];
+    for (cwd, id) in [(&main, ids[0]), (&tree, ids[1])] {
+        let project = config
+            .join("projects")
+            .join(byre_transport::project_dir_name(cwd));
+        std::fs::create_dir_all(&project).unwrap();
+        let mut first = entry("user", "u1", None, &format!("asked in {}", cwd.display()));
+        first["sessionId"] = json!(id);
+        std::fs::write(project.join(format!("{id}.jsonl")), line(first)).unwrap();
+    }
+    let history = SessionHistory::new(&config);
+    let ids_of = |listed: Vec<byre_transport::SessionInfo>| {
+        let mut ids: Vec<String> = listed.into_iter().map(|s| s.session_id).collect();
+        ids.sort();
+        ids
+    };
+    // From either worktree, both sessions; alone, each its own.
+    assert_eq!(ids_of(history.list(&main, 0, None)), ids);
+    assert_eq!(ids_of(history.list(&tree, 0, None)), ids);
+    assert_eq!(ids_of(history.list_project(&main, 0, None)), [ids[0]]);
+    assert_eq!(ids_of(history.list_project(&tree, 0, None)), [ids[1]]);
+    // Outside a repository there are no worktrees.
+    let plain = root.join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    assert!(byre_transport::worktrees(&plain).is_empty());
+}
