@@ -26,6 +26,10 @@ use tokio::sync::Notify;
 /// not yet taken by the consumer.
 pub(super) const PIPELINE_BYTES: usize = 8 << 20;
 
+/// A reading task stopped by a full budget reads again once the bytes in flight are below
+/// this.
+pub(super) const RESUME_BYTES: usize = PIPELINE_BYTES / 2;
+
 /// The bytes of lines read whose events the consumer has not taken yet.
 #[derive(Debug, Default)]
 pub(super) struct Budget {
@@ -34,11 +38,17 @@ pub(super) struct Budget {
 }
 
 impl Budget {
-    /// Waits until there is room for more lines.
+    /// Waits until there is room for more lines: at once while less than [`PIPELINE_BYTES`]
+    /// are in flight; once that is reached, until the consumer has brought it down to
+    /// [`RESUME_BYTES`], so that a full pipeline wakes the reading task once, not at every
+    /// event the consumer takes.
     pub(super) async fn room(&self) {
+        if self.in_flight.load(Ordering::Acquire) < PIPELINE_BYTES {
+            return;
+        }
         loop {
             let freed = self.freed.notified();
-            if self.in_flight.load(Ordering::Acquire) < PIPELINE_BYTES {
+            if self.in_flight.load(Ordering::Acquire) < RESUME_BYTES {
                 return;
             }
             freed.await;
@@ -50,11 +60,14 @@ impl Budget {
         self.in_flight.fetch_add(bytes, Ordering::AcqRel);
     }
 
-    /// Gives `bytes` back (their events were taken, or dropped).
+    /// Gives `bytes` back (their events were taken, or dropped); wakes the reading task when
+    /// this brings the bytes in flight below [`RESUME_BYTES`].
     pub(super) fn give_back(&self, bytes: usize) {
         if bytes > 0 {
-            self.in_flight.fetch_sub(bytes, Ordering::AcqRel);
-            self.freed.notify_one();
+            let before = self.in_flight.fetch_sub(bytes, Ordering::AcqRel);
+            if before >= RESUME_BYTES && before - bytes < RESUME_BYTES {
+                self.freed.notify_one();
+            }
         }
     }
 
@@ -306,6 +319,7 @@ impl<T> Drop for Consumer<T> {
 
 #[cfg(test)]
 mod tests {
+    use std::future::Future;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::task::Wake;
 
@@ -446,6 +460,28 @@ mod tests {
         producer.discard(&mut pending);
         assert!(pending.is_empty());
         assert_eq!(budget.in_flight(), 0);
+    }
+
+    #[test]
+    fn a_full_budget_makes_room_once_it_is_down_to_the_resume_mark() {
+        let budget = Budget::default();
+        let (wakes, waker) = counter();
+        let mut cx = Context::from_waker(&waker);
+        budget.take(PIPELINE_BYTES - 1);
+        let mut room = std::pin::pin!(budget.room());
+        assert!(room.as_mut().poll(&mut cx).is_ready(), "below the mark");
+        budget.take(1);
+        let mut room = std::pin::pin!(budget.room());
+        assert!(room.as_mut().poll(&mut cx).is_pending(), "full");
+        // Events taken above the resume mark wake nobody.
+        budget.give_back(PIPELINE_BYTES - RESUME_BYTES);
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 0);
+        assert!(room.as_mut().poll(&mut cx).is_pending());
+        // The one that brings it below the mark does, once.
+        budget.give_back(1);
+        budget.give_back(1);
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
+        assert!(room.as_mut().poll(&mut cx).is_ready());
     }
 
     #[test]
