@@ -24,34 +24,7 @@ pub(crate) fn standin() -> PathBuf {
     if let Some(path) = std::env::var_os("BYRE_STANDIN_BIN").filter(|p| !p.is_empty()) {
         return PathBuf::from(path);
     }
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let output = Command::new(cargo)
-        .args([
-            "build",
-            "--quiet",
-            "--profile",
-            "bench",
-            "-p",
-            "byre-transport",
-            "--bin",
-            "byre-standin",
-            "--message-format",
-            "json",
-        ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("cargo runs");
-    assert!(
-        output.status.success(),
-        "building byre-standin failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "byre-standin")
-        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .expect("cargo names the byre-standin executable")
+    byre_testkit::workspace_bin("byre-transport", "byre-standin", "bench").expect("byre-standin")
 }
 
 /// The corpus stream, written to a file in the temporary folder that is removed on drop.

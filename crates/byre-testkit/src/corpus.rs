@@ -105,6 +105,37 @@ impl CorpusStream {
         ))
     }
 
+    /// One long turn in real CLI shapes, for whole-process benchmarks where the reader ends at
+    /// the turn's `result`: the corpus lines of a turn in progress (every kind but `result`,
+    /// the control channel's lines and `session_state_changed`, so that a reader waits for
+    /// no idle report), repeated past `min_bytes`, then the corpus's last `result`.
+    pub fn one_turn(min_bytes: usize) -> io::Result<CorpusStream> {
+        let lines = recv_lines(&transcripts_dir()?)?;
+        let mut turn = Vec::new();
+        let mut result = None;
+        for line in lines {
+            let value: serde_json::Value = serde_json::from_slice(&line).unwrap_or_default();
+            let text = |key: &str| value[key].as_str().unwrap_or_default();
+            match (text("type"), text("subtype")) {
+                ("result", _) => result = Some(line),
+                ("system", "session_state_changed") => {}
+                (kind, _) if kind.starts_with("control_") => {}
+                _ => turn.push(line),
+            }
+        }
+        let Some(result) = result else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the transcripts hold no result line",
+            ));
+        };
+        let mut stream = CorpusStream::repeat(&turn, min_bytes);
+        stream.lines.push((stream.bytes.len(), result.len()));
+        stream.bytes.extend_from_slice(&result);
+        stream.bytes.push(b'\n');
+        Ok(stream)
+    }
+
     /// The number of lines.
     pub fn line_count(&self) -> usize {
         self.lines.len()
@@ -145,6 +176,22 @@ mod tests {
             2,
             "once at least"
         );
+    }
+
+    #[test]
+    fn one_turn_ends_at_its_only_result() {
+        let stream = CorpusStream::one_turn(1 << 20).unwrap();
+        assert!(stream.bytes.len() >= 1 << 20);
+        let types: Vec<String> = stream
+            .iter()
+            .map(|line| {
+                let value: serde_json::Value = serde_json::from_slice(line).unwrap();
+                value["type"].as_str().unwrap().to_owned()
+            })
+            .collect();
+        assert_eq!(types.iter().filter(|t| *t == "result").count(), 1);
+        assert_eq!(types.last().map(String::as_str), Some("result"));
+        assert!(!types.iter().any(|t| t.starts_with("control_")));
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub use cli::{
     ProvisionError, CLI_PACKAGE, MATRIX_CLI_VERSIONS, PINNED_CLI_VERSION,
 };
 pub use env::{running_as_root, ClaudeEnv, OFFLINE_API_KEY};
-pub use mcp_stdio::{hostile_bin, mcp_stdio_bin, HOSTILE_BIN, MCP_STDIO_BIN};
+pub use mcp_stdio::{hostile_bin, mcp_stdio_bin, workspace_bin, HOSTILE_BIN, MCP_STDIO_BIN};
 pub use procs::{descendants, process_alive, process_gone};
 pub use s3::{moto_server, S3Server, MOTO_SERVER_VAR, MOTO_VERSION};
 pub use script::{

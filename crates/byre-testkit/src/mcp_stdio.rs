@@ -1,4 +1,5 @@
-//! The test binaries of this crate, built on demand: `byre-mcp-stdio`, a small MCP server on
+//! The test binaries of this crate (and any workspace binary, [`workspace_bin`]), built on
+//! demand: `byre-mcp-stdio`, a small MCP server on
 //! stdio (see its source for its tools), and `byre-hostile`, a CLI stand-in that misbehaves.
 
 use std::io;
@@ -38,22 +39,22 @@ fn testkit_bin(name: &'static str, var: &str) -> io::Result<PathBuf> {
     if let Some(path) = std::env::var_os(var).filter(|p| !p.is_empty()) {
         return Ok(PathBuf::from(path));
     }
+    workspace_bin("byre-testkit", name, "dev")
+}
+
+/// Binary `name` of workspace package `package`, built with cargo in `profile` (`dev`,
+/// `release`, `bench`; a no-op when it is fresh) the first time this process asks for it.
+/// Benchmarks use it for byre-transport's `byre-standin`.
+pub fn workspace_bin(package: &str, name: &'static str, profile: &str) -> io::Result<PathBuf> {
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((_, path)) = built.iter().find(|(n, p)| *n == name && p.exists()) {
         return Ok(path.clone());
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let output = Command::new(cargo)
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            "byre-testkit",
-            "--bin",
-            name,
-            "--message-format",
-            "json",
-        ])
+        .args(["build", "--quiet", "--profile", profile, "-p", package])
+        .args(["--bin", name, "--message-format", "json"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()?;
     if !output.status.success() {
         return Err(io::Error::other(format!(
