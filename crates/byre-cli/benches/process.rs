@@ -13,7 +13,8 @@
 //! - `python`: the official Python SDK's `query()` over the same stand-in, the whole
 //!   `python3` process (`BYRE_BENCH_PYTHON`: an interpreter with `claude-agent-sdk` installed);
 //! - `ts`: the official TypeScript SDK's `query()`, the whole `node` process
-//!   (`BYRE_BENCH_TS_SDK`: the SDK's `sdk.mjs`).
+//!   (`BYRE_BENCH_TS_SDK`: the SDK's `sdk.mjs`);
+//! - `baseline`: another build of `byre` (`BYRE_BENCH_BASELINE`: its path), to compare a change.
 //!
 //! Each run is timed by a small helper process (this bench, started again with `--measure`),
 //! which also reports the run's peak resident memory (the largest of the process and the
@@ -159,6 +160,15 @@ fn compare() {
             runs,
         },
     ];
+    if let Some(base) = std::env::var_os("BYRE_BENCH_BASELINE").filter(|p| !p.is_empty()) {
+        let mut command = contenders[1].command.clone();
+        command[0] = base.to_string_lossy().into_owned();
+        contenders.push(Contender {
+            name: "baseline",
+            command,
+            runs,
+        });
+    }
     if let Some(python) = std::env::var_os("BYRE_BENCH_PYTHON").filter(|p| !p.is_empty()) {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/sdk_python.py");
         contenders.push(Contender {
@@ -292,7 +302,7 @@ fn check(name: &str, stdout: &str, stream: &CorpusStream, kinds: &BTreeMap<Strin
             Some(stream.line_count()),
             "wc -l"
         ),
-        "byre" => {
+        "byre" | "baseline" => {
             // `byre run --output stats` prints `kind=count` lines.
             for (kind, count) in kinds {
                 let line = format!("{kind}={count}");
