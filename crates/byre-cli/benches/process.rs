@@ -206,16 +206,18 @@ fn compare() {
             let command: Vec<&str> = contender.command.iter().map(String::as_str).collect();
             let mut walls = Vec::new();
             let mut peak = 0;
+            let mut delivered = String::new();
             for _ in 0..contender.runs {
                 let result = run(&command);
-                check(contender.name, &result.stdout, &stream, &kinds);
+                delivered = check(contender.name, &result.stdout, &stream, &kinds);
                 walls.push(result.wall);
                 peak = peak.max(result.max_rss_kb);
             }
             walls.sort();
             let median = walls[walls.len() / 2];
             eprintln!(
-                "round {round}: {:>6}: median of {} {:7.1} ms (fastest {:7.1} ms), peak RSS {:.1} MB",
+                "round {round}: {:>6}: median of {} {:7.1} ms (fastest {:7.1} ms), peak RSS {:.1} MB; \
+                 {delivered}",
                 contender.name,
                 walls.len(),
                 ms(median),
@@ -293,15 +295,16 @@ fn kinds(stream: &CorpusStream) -> BTreeMap<String, u64> {
     kinds
 }
 
-/// Checks what a run printed: byre's counts by kind must be the stream's; the pipe's line
-/// count too; the SDKs report how many messages they yielded (they leave some kinds out).
-fn check(name: &str, stdout: &str, stream: &CorpusStream, kinds: &BTreeMap<String, u64>) {
+/// Checks what a run printed, and says how many of the stream's lines it delivered: byre's
+/// counts by kind must be the stream's, and the pipe's line count too; the SDKs report how many
+/// messages they yielded (they leave some kinds out).
+fn check(name: &str, stdout: &str, stream: &CorpusStream, kinds: &BTreeMap<String, u64>) -> String {
+    let lines = stream.line_count();
     match name {
-        "pipe" => assert_eq!(
-            stdout.trim().parse::<usize>().ok(),
-            Some(stream.line_count()),
-            "wc -l"
-        ),
+        "pipe" => {
+            assert_eq!(stdout.trim().parse::<usize>().ok(), Some(lines), "wc -l");
+            format!("{lines} of {lines} lines")
+        }
         "byre" | "baseline" => {
             // `byre run --output stats` prints `kind=count` lines.
             for (kind, count) in kinds {
@@ -311,7 +314,15 @@ fn check(name: &str, stdout: &str, stream: &CorpusStream, kinds: &BTreeMap<Strin
                     "byre did not count {line}: {stdout}"
                 );
             }
+            format!("{lines} of {lines} lines, each kind counted")
         }
-        _ => assert!(stdout.contains("messages "), "{name}: {stdout}"),
+        _ => {
+            let delivered = stdout
+                .lines()
+                .find_map(|l| l.strip_prefix("messages "))
+                .and_then(|n| n.trim().parse::<usize>().ok());
+            let delivered = delivered.unwrap_or_else(|| panic!("{name}: {stdout}"));
+            format!("{delivered} messages for {lines} lines")
+        }
     }
 }
