@@ -216,8 +216,8 @@ fn compare() {
             walls.sort();
             let median = walls[walls.len() / 2];
             eprintln!(
-                "round {round}: {:>6}: median of {} {:7.1} ms (fastest {:7.1} ms), peak RSS {:.1} MB; \
-                 {delivered}",
+                "round {round}: {:>6}: median of {} {:7.1} ms (fastest {:7.1} ms), \
+                 peak RSS {:.1} MB; {delivered}",
                 contender.name,
                 walls.len(),
                 ms(median),

@@ -15,6 +15,7 @@ mod sessions;
 mod spawn;
 pub mod store;
 mod transcript;
+mod worktrees;
 
 pub use crate::codec::{
     decode_frame, decode_line, encode_line, BadLine, BadLineReason, Frame, LineFrame, NdjsonCodec,
@@ -29,8 +30,8 @@ pub use crate::process::{
     STDERR_LINE_LIMIT,
 };
 pub use crate::sessions::{
-    config_dir, is_session_id, new_uuid, project_dir_name, session_info, worktrees, SessionHistory,
-    SessionInfo, SessionLog, GIT_TIMEOUT,
+    config_dir, is_session_id, new_uuid, project_dir_name, session_info, SessionHistory,
+    SessionInfo, SessionLog,
 };
 pub use crate::spawn::{
     shell_quote, BoxFuture, ChildHandle, CliOutput, CliStdin, Local, Spawn, SpawnRequest, Spawned,
@@ -40,3 +41,4 @@ pub use crate::transcript::{
     read_transcript, transcript_cli_version, TranscriptDir, TranscriptError, TranscriptKind,
     TranscriptLine, TranscriptReader, TranscriptWriter, REDACTED,
 };
+pub use crate::worktrees::{worktrees, GIT_TIMEOUT};
