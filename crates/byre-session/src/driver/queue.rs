@@ -12,8 +12,9 @@
 //! Counting events bounds their number, not their size: a line may be 64 MiB. So every line
 //! read is also taken from a [`Budget`] of [`PIPELINE_BYTES`], and the event it became carries
 //! its size (its weight) through the core and this queue; the consumer gives the weight back
-//! as it takes the event. The reading task reads only while the budget has room, so the lines
-//! between the CLI's pipe and the consumer hold at most [`PIPELINE_BYTES`] plus one line.
+//! as it asks for the event after it (so the event it is handling still counts). The reading
+//! task reads only while the budget has room, so the lines between the CLI's pipe and the
+//! consumer, the one being handled included, hold at most [`PIPELINE_BYTES`] plus one line.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -129,6 +130,7 @@ pub(super) fn queue<T>(capacity: usize, budget: Arc<Budget>) -> (Producer<T>, Co
         Consumer {
             shared,
             batch: VecDeque::new(),
+            handed: 0,
         },
     )
 }
@@ -266,11 +268,18 @@ pub(super) struct Consumer<T> {
     shared: Arc<Shared<T>>,
     /// Items taken from the queue and not yet handed out.
     batch: VecDeque<(T, usize)>,
+    /// The weight of the item handed out last: the consumer holds it until it asks for the
+    /// next one (or goes), so a message being handled still counts against the budget.
+    handed: usize,
 }
 
 impl<T> Consumer<T> {
     /// The next item; `Ready(None)` once the producer has gone and everything was taken.
     pub(super) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        // Asking for the next item means the consumer is done with the last one.
+        self.shared
+            .budget
+            .give_back(std::mem::take(&mut self.handed));
         if let Some(item) = self.pop() {
             return Poll::Ready(Some(item));
         }
@@ -293,10 +302,10 @@ impl<T> Consumer<T> {
         Poll::Ready(self.pop())
     }
 
-    /// The next item of the batch, its weight given back.
+    /// The next item of the batch; its weight is given back at the next poll.
     fn pop(&mut self) -> Option<T> {
         let (item, weight) = self.batch.pop_front()?;
-        self.shared.budget.give_back(weight);
+        self.handed = weight;
         Some(item)
     }
 }
@@ -309,7 +318,9 @@ impl<T> Drop for Consumer<T> {
             let weight: usize = state.items.drain(..).map(|(_, w)| w).sum();
             (state.producer.take(), weight)
         };
-        let weight = weight + self.batch.drain(..).map(|(_, w)| w).sum::<usize>();
+        let weight = weight
+            + self.batch.drain(..).map(|(_, w)| w).sum::<usize>()
+            + std::mem::take(&mut self.handed);
         self.shared.budget.give_back(weight);
         if let Some(producer) = producer {
             producer.wake();
@@ -449,8 +460,14 @@ mod tests {
             "the first line's weight is on its last event"
         );
         assert_eq!(consumer.poll_next(&mut cx), Poll::Ready(Some(1)));
+        assert_eq!(
+            budget.in_flight(),
+            150,
+            "the consumer holds the event it was handed until it asks for the next"
+        );
+        assert_eq!(consumer.poll_next(&mut cx), Poll::Ready(Some(2)));
         assert_eq!(budget.in_flight(), 50);
-        // A consumer that goes gives back what it never took.
+        // A consumer that goes gives back what it never took, and what it held.
         drop(consumer);
         assert_eq!(budget.in_flight(), 0);
         // Items discarded by the producer are given back too.
