@@ -269,8 +269,14 @@ impl Renderer {
             self.reports_state = true;
             self.idle = false;
         }
-        let kind = message.tag().unwrap_or("unknown").to_owned();
-        *self.counts.entry(kind).or_default() += 1;
+        // Counted without an allocation per message: a kind's name is copied once.
+        let kind = message.tag().unwrap_or("unknown");
+        match self.counts.get_mut(kind) {
+            Some(count) => *count += 1,
+            None => {
+                self.counts.insert(kind.to_owned(), 1);
+            }
+        }
         if let CliMessage::Assistant(a) = message {
             if a.parent_tool_use_id.is_none() {
                 if a.uuid.is_some() {
