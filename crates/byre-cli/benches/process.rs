@@ -17,8 +17,9 @@
 //! - `baseline`: another build of `byre` (`BYRE_BENCH_BASELINE`: its path), to compare a change.
 //!
 //! Each run is timed by a small helper process (this bench, started again with `--measure`),
-//! which also reports the run's peak resident memory (the largest of the process and the
-//! children it waited for: the stand-in is small). Every byre run is checked to have counted
+//! which also reports the run's CPU time (the process's and its children's, the stand-in
+//! included) and peak resident memory (the largest of the process and the children it waited
+//! for: the stand-in is small). Every byre run is checked to have counted
 //! every line of the stream by kind. Last, byre's peak memory while it skips one 100 MB line
 //! under its default 64 MiB line limit. `BYRE_BENCH_ROUNDS` (3) and `BYRE_BENCH_RUNS` (5 for
 //! byre and the pipe, half that for the SDKs) change the counts.
@@ -61,11 +62,16 @@ fn measure(command: &[String]) -> ExitCode {
     let wall = start.elapsed();
     let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
         .expect("getrusage");
+    let time = |t: nix::sys::time::TimeVal| {
+        Duration::from_micros(t.tv_sec() as u64 * 1_000_000 + t.tv_usec() as u64)
+    };
+    let cpu = time(usage.user_time()) + time(usage.system_time());
     println!(
-        "measured wall_us {} maxrss_kb {} status {}",
+        "measured wall_us {} maxrss_kb {} status {} cpu_us {}",
         wall.as_micros(),
         usage.max_rss(),
-        output.status.code().unwrap_or(-1)
+        output.status.code().unwrap_or(-1),
+        cpu.as_micros()
     );
     print!("{}", String::from_utf8_lossy(&output.stdout));
     ExitCode::SUCCESS
@@ -75,6 +81,8 @@ fn measure(command: &[String]) -> ExitCode {
 struct Run {
     wall: Duration,
     max_rss_kb: u64,
+    /// User and system CPU time of the process and the children it waited for.
+    cpu: Duration,
     stdout: String,
 }
 
@@ -90,13 +98,14 @@ fn run(command: &[&str]) -> Run {
     let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
     let fields: Vec<&str> = first.split_whitespace().collect();
     assert!(
-        fields.len() == 7 && fields[0] == "measured",
+        fields.len() == 9 && fields[0] == "measured",
         "the helper's report: {text}"
     );
     assert_eq!(fields[6], "0", "{command:?} failed: {rest}");
     Run {
         wall: Duration::from_micros(fields[2].parse().expect("a number")),
         max_rss_kb: fields[4].parse().expect("a number"),
+        cpu: Duration::from_micros(fields[8].parse().expect("a number")),
         stdout: rest.to_owned(),
     }
 }
@@ -205,23 +214,27 @@ fn compare() {
         for contender in &contenders {
             let command: Vec<&str> = contender.command.iter().map(String::as_str).collect();
             let mut walls = Vec::new();
+            let mut cpus = Vec::new();
             let mut peak = 0;
             let mut delivered = String::new();
             for _ in 0..contender.runs {
                 let result = run(&command);
                 delivered = check(contender.name, &result.stdout, &stream, &kinds);
                 walls.push(result.wall);
+                cpus.push(result.cpu);
                 peak = peak.max(result.max_rss_kb);
             }
             walls.sort();
+            cpus.sort();
             let median = walls[walls.len() / 2];
             eprintln!(
-                "round {round}: {:>6}: median of {} {:7.1} ms (fastest {:7.1} ms), \
+                "round {round}: {:>6}: median of {} {:7.1} ms (fastest {:7.1} ms), CPU {:7.1} ms, \
                  peak RSS {:.1} MB; {delivered}",
                 contender.name,
                 walls.len(),
                 ms(median),
                 ms(walls[0]),
+                ms(cpus[cpus.len() / 2]),
                 peak as f64 / 1e3 * 1.024,
             );
             medians.insert(contender.name, median);
