@@ -13,7 +13,8 @@ pub const MCP_STDIO_BIN: &str = "byre-mcp-stdio";
 /// The name of the hostile CLI stand-in (its flags are in its source).
 pub const HOSTILE_BIN: &str = "byre-hostile";
 
-static BUILT: Mutex<Vec<(&'static str, PathBuf)>> = Mutex::new(Vec::new());
+/// The binaries built so far by this process: name, profile, path.
+static BUILT: Mutex<Vec<(&'static str, String, PathBuf)>> = Mutex::new(Vec::new());
 
 /// The path of `byre-hostile`, a stand-in for the CLI that misbehaves as its `--mode` says
 /// (crashes mid-turn, closes its stdout, stops reading its stdin, floods, never answers
@@ -47,7 +48,10 @@ fn testkit_bin(name: &'static str, var: &str) -> io::Result<PathBuf> {
 /// Benchmarks use it for byre-transport's `byre-standin`.
 pub fn workspace_bin(package: &str, name: &'static str, profile: &str) -> io::Result<PathBuf> {
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, path)) = built.iter().find(|(n, p)| *n == name && p.exists()) {
+    let found = built
+        .iter()
+        .find(|(n, built_as, path)| *n == name && built_as == profile && path.exists());
+    if let Some((_, _, path)) = found {
         return Ok(path.clone());
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
@@ -68,6 +72,6 @@ pub fn workspace_bin(package: &str, name: &'static str, profile: &str) -> io::Re
         .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == name)
         .find_map(|m| m["executable"].as_str().map(PathBuf::from))
         .ok_or_else(|| io::Error::other(format!("cargo did not name the {name} binary")))?;
-    built.push((name, path.clone()));
+    built.push((name, profile.to_owned(), path.clone()));
     Ok(path)
 }
