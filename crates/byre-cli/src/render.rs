@@ -26,6 +26,10 @@ pub(crate) use crate::labels::{elapsed, one_line, preview, tool_label, tool_name
 pub(crate) const TICK: Duration = Duration::from_millis(100);
 
 /// The spinner's frames.
+/// The buffer of one message written as JSON: a message larger than it goes to stdout in
+/// pieces as it is encoded.
+const JSON_BUFFER: usize = 64 * 1024;
+
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 /// A `result` the renderer saw.
@@ -289,10 +293,15 @@ impl Renderer {
         }
         match self.mode {
             Output::Json => {
-                let mut line = message.to_vec();
-                line.push(b'\n');
-                let mut out = std::io::stdout().lock();
-                if out.write_all(&line).and_then(|()| out.flush()).is_err() {
+                // Written as it is encoded: a long text goes straight from the message to
+                // stdout, without a copy of the line in between.
+                let mut out =
+                    std::io::BufWriter::with_capacity(JSON_BUFFER, std::io::stdout().lock());
+                let written = serde_json::to_writer(&mut out, message)
+                    .map_err(std::io::Error::from)
+                    .and_then(|()| out.write_all(b"\n"))
+                    .and_then(|()| out.flush());
+                if written.is_err() {
                     self.stdout_gone = true;
                 }
             }

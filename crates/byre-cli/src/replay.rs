@@ -226,11 +226,11 @@ impl View {
 /// A prompt's text; images and other blocks are named.
 fn content_text(content: &MessageContent) -> String {
     match content {
-        MessageContent::Text(text) => text.clone(),
+        MessageContent::Text(text) => text.to_string(),
         MessageContent::Blocks(blocks) => blocks
             .iter()
             .map(|b| match b {
-                ContentBlock::Text(t) => t.text.clone(),
+                ContentBlock::Text(t) => t.text.to_string(),
                 other => format!("[{}]", other.tag().unwrap_or("block")),
             })
             .collect::<Vec<_>>()

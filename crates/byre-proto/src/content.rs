@@ -6,6 +6,7 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
+use crate::text::Text;
 use crate::values::{Role, StopReason};
 use crate::wire::{wire_enum, wire_struct, FindUnknown, Number};
 
@@ -53,7 +54,7 @@ wire_struct! {
 #[derive(Debug, Clone, PartialEq)]
 pub enum MessageContent {
     /// A plain string.
-    Text(String),
+    Text(Text),
     /// Content blocks.
     Blocks(Vec<ContentBlock>),
 }
@@ -62,7 +63,7 @@ impl MessageContent {
     /// The text of a plain string, or the concatenated text blocks.
     pub fn text(&self) -> String {
         match self {
-            MessageContent::Text(s) => s.clone(),
+            MessageContent::Text(s) => s.to_string(),
             MessageContent::Blocks(blocks) => blocks
                 .iter()
                 .filter_map(|b| match b {
@@ -76,7 +77,7 @@ impl MessageContent {
 
 impl Default for MessageContent {
     fn default() -> Self {
-        MessageContent::Text(String::new())
+        MessageContent::Text(Text::new())
     }
 }
 
@@ -97,11 +98,14 @@ impl<'de> Deserialize<'de> for MessageContent {
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a string or a list of content blocks")
             }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(MessageContent::Text(Text::borrowed(v)))
+            }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(MessageContent::Text(v.to_owned()))
+                Ok(MessageContent::Text(v.into()))
             }
             fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(MessageContent::Text(v))
+                Ok(MessageContent::Text(v.into()))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(0));
@@ -180,7 +184,7 @@ wire_struct! {
     /// A text block.
     pub struct TextBlock {
         /// The text.
-        "text" text: req String,
+        "text" text: req Text,
         /// Citations backing the text.
         "citations" citations: opt Vec<Value>,
         /// Prompt-caching marker.
@@ -190,7 +194,7 @@ wire_struct! {
 
 impl TextBlock {
     /// A text block holding `text`.
-    pub fn new(text: impl Into<String>) -> Self {
+    pub fn new(text: impl Into<Text>) -> Self {
         TextBlock {
             text: text.into(),
             citations: None,
@@ -204,7 +208,7 @@ wire_struct! {
     /// A thinking block.
     pub struct ThinkingBlock {
         /// The thinking text (may be empty when the display mode omits it).
-        "thinking" thinking: req String,
+        "thinking" thinking: req Text,
         /// The signature that lets the thinking be sent back to the API.
         "signature" signature: opt String,
     }
@@ -274,7 +278,7 @@ wire_struct! {
 
 impl ImageBlock {
     /// An image given as base64 data with its media type (`image/png`, ...).
-    pub fn base64(media_type: impl Into<String>, data: impl Into<String>) -> Self {
+    pub fn base64(media_type: impl Into<String>, data: impl Into<Text>) -> Self {
         ImageBlock {
             source: MediaSource::Base64(Base64Source {
                 media_type: media_type.into(),
@@ -325,7 +329,7 @@ wire_struct! {
         /// The media type (`image/png`, `application/pdf`, ...).
         "media_type" media_type: req String,
         /// The base64 data.
-        "data" data: req String,
+        "data" data: req Text,
     }
 }
 
@@ -351,7 +355,7 @@ wire_struct! {
         /// The media type (`text/plain`).
         "media_type" media_type: opt String,
         /// The text.
-        "data" data: req String,
+        "data" data: req Text,
     }
 }
 

@@ -6,6 +6,7 @@ use crate::content::{
     ApiMessage, ContentBlock, ImageBlock, MessageContent, ModelUsageMap, TextBlock,
 };
 use crate::content::{Usage, UserApiMessage};
+use crate::text::Text;
 use crate::values::{AssistantError, Priority, ResultSubtype, Role, StopReason, TerminalReason};
 use crate::wire::{wire_struct, Number};
 
@@ -132,7 +133,7 @@ wire_struct! {
 
 impl UserMessage {
     /// A prompt as the host sends it: text content, `parent_tool_use_id: null`, `session_id: ""`.
-    pub fn prompt(text: impl Into<String>) -> Self {
+    pub fn prompt(text: impl Into<Text>) -> Self {
         Self::with_content(MessageContent::Text(text.into()))
     }
 
@@ -140,7 +141,7 @@ impl UserMessage {
     /// the CLI expects.
     pub fn with_images(
         images: impl IntoIterator<Item = (String, String)>,
-        text: impl Into<String>,
+        text: impl Into<Text>,
     ) -> Self {
         let mut blocks: Vec<ContentBlock> = images
             .into_iter()

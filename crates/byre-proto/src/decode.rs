@@ -170,6 +170,13 @@ macro_rules! top_level {
                 }
             }
 
+            /// Decodes one line held in a [`Bytes`](bytes::Bytes), as [`Self::from_slice`]
+            /// does; a [`Text`](crate::Text) field that is most of a long line shares the
+            /// line's memory instead of copying it.
+            pub fn from_bytes(line: &bytes::Bytes) -> Result<Self, DecodeError> {
+                crate::text::sharing(line, Self::from_slice)
+            }
+
             /// Decodes an already-parsed JSON value.
             pub fn from_value(value: &Value) -> Result<Self, DecodeError> {
                 let bytes = serde_json::to_vec(value).expect("a Value always serializes");

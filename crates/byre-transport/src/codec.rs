@@ -94,10 +94,20 @@ pub fn decode_line(line: &[u8]) -> Frame {
     }
 }
 
+/// Decodes one line (without its line end) held in a [`Bytes`] into a frame: as
+/// [`decode_line`], and a long text that is most of a long line shares the line's memory
+/// instead of being copied ([`CliMessage::from_bytes`]).
+pub fn decode_bytes(line: &Bytes) -> Frame {
+    match CliMessage::from_bytes(line) {
+        Ok(message) => Frame::Message(message),
+        Err(error) => Frame::BadLine(error.into()),
+    }
+}
+
 /// Decodes what the codec framed: a line into a message or a bad line; a bad line stays one.
 pub fn decode_frame(frame: LineFrame) -> Frame {
     match frame {
-        LineFrame::Line(line) => decode_line(&line),
+        LineFrame::Line(line) => decode_bytes(&line),
         LineFrame::BadLine(bad) => Frame::BadLine(bad),
     }
 }
@@ -120,23 +130,91 @@ const SMALL_BUFFER: usize = 64 * 1024;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// A line that reaches this size without its newline is moved out of the read buffer in pieces
-/// of this size, and the buffer starts afresh: it does not double again and again with the
-/// line (a doubling copies, and holds the old and the new allocation at once).
+/// A line that reaches this size without its newline is moved out of the read buffer into a
+/// [`LongLine`], and the buffer is read into afresh: it does not double again and again with
+/// the line (a doubling copies, and holds the old and the new allocation at once).
 const PIECE: usize = 1024 * 1024;
+
+/// The start of a line longer than a [`PIECE`], gathered where it will stay: in a mapping of
+/// anonymous memory as large as the longest line allowed, of which only the pages written
+/// are memory. Its bytes are copied once, and given back to the system the moment the line
+/// is dropped, however the allocator keeps what it frees. Where no such mapping can be made
+/// (a limit larger than the address space allows), on the heap.
+#[derive(Debug)]
+enum LongLine {
+    /// In a mapping; `len` bytes written.
+    Mapped { map: memmap2::MmapMut, len: usize },
+    /// On the heap.
+    Heap(Vec<u8>),
+}
+
+/// A line's bytes in a mapping, as a [`Bytes`] owner.
+struct MappedLine {
+    map: memmap2::MmapMut,
+    len: usize,
+}
+
+impl AsRef<[u8]> for MappedLine {
+    fn as_ref(&self) -> &[u8] {
+        &self.map[..self.len]
+    }
+}
+
+impl LongLine {
+    /// Room for `capacity` bytes.
+    fn new(capacity: usize) -> Self {
+        match memmap2::MmapOptions::new().len(capacity).map_anon() {
+            Ok(map) => LongLine::Mapped { map, len: 0 },
+            Err(_) => LongLine::Heap(Vec::new()),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            LongLine::Mapped { len, .. } => *len,
+            LongLine::Heap(bytes) => bytes.len(),
+        }
+    }
+
+    /// Its first bytes.
+    fn bytes(&self) -> &[u8] {
+        match self {
+            LongLine::Mapped { map, len } => &map[..*len],
+            LongLine::Heap(bytes) => bytes,
+        }
+    }
+
+    /// Appends `more`, which the caller keeps within the capacity.
+    fn extend(&mut self, more: &[u8]) {
+        match self {
+            LongLine::Mapped { map, len } => {
+                map[*len..*len + more.len()].copy_from_slice(more);
+                *len += more.len();
+            }
+            LongLine::Heap(bytes) => bytes.extend_from_slice(more),
+        }
+    }
+
+    fn into_bytes(self) -> Bytes {
+        match self {
+            LongLine::Mapped { map, len } => Bytes::from_owner(MappedLine { map, len }),
+            LongLine::Heap(bytes) => Bytes::from(bytes),
+        }
+    }
+}
 
 /// The NDJSON framer: splits a stream into lines of at most a limit, and reports the longer
 /// ones.
 ///
 /// It handles `\n` and `\r\n` line ends, a UTF-8 byte-order mark before the first line, blank
 /// lines (skipped), and a last line without a newline at end of input (framed as a line, as
-/// `LinesCodec` does). Each byte is searched for a newline once, however many pieces a line
+/// `LinesCodec` does). Each byte is searched for a newline once, however many reads a line
 /// arrives in, and never further than the limit: a line that passes the limit is discarded
 /// as more of it arrives, so the buffer does not grow with it. A line shorter than a piece
-/// (1 MiB) is the read buffer's own bytes, not a copy; a longer one arrives in pieces that are
-/// joined once into one allocation of its size, each piece freed as it is copied, so it costs
-/// about its own size plus a piece while it is framed, and a line skipped costs at most the
-/// limit plus a piece. All state lives in the codec, so reading through a `FramedRead` is
+/// (1 MiB) is the read buffer's own bytes, not a copy; a longer one is copied once, as it
+/// arrives, into memory mapped for it (see [`LongLine`]), so it costs about its own size and
+/// the read buffer while it is framed, and gives its memory back to the system when dropped;
+/// a line skipped costs at most the limit and the read buffer. All state lives in the codec, so reading through a `FramedRead` is
 /// cancel-safe.
 #[derive(Debug)]
 pub struct NdjsonCodec {
@@ -147,10 +225,8 @@ pub struct NdjsonCodec {
     discarding: Option<Discarding>,
     /// Whether the next line is the first of the stream (a BOM may precede it).
     first: bool,
-    /// The start of a line longer than a piece: its pieces moved out of the read buffer.
-    pieces: Vec<BytesMut>,
-    /// Their length.
-    pieces_len: usize,
+    /// The start of a line longer than a piece, moved out of the read buffer.
+    long: Option<LongLine>,
 }
 
 /// An over-long line being discarded up to its newline.
@@ -177,8 +253,7 @@ impl NdjsonCodec {
             scanned: 0,
             discarding: None,
             first: true,
-            pieces: Vec::new(),
-            pieces_len: 0,
+            long: None,
         }
     }
 
@@ -195,19 +270,27 @@ impl NdjsonCodec {
         })
     }
 
-    /// The whole line whose last bytes are `end`: the pieces before it (if any) and `end`
-    /// copied into one allocation, each piece freed once copied.
-    fn join(&mut self, end: Bytes) -> Bytes {
-        if self.pieces.is_empty() {
-            return end;
+    /// The bytes of the line moved out of the read buffer so far.
+    fn long_len(&self) -> usize {
+        self.long.as_ref().map_or(0, LongLine::len)
+    }
+
+    /// The whole line whose last bytes are the first `end` of `buf`, taken off the buffer
+    /// (with the newline after them when `newline`).
+    fn take_line(&mut self, buf: &mut BytesMut, end: usize, newline: bool) -> Bytes {
+        let taken = end + usize::from(newline);
+        match self.long.take() {
+            None => {
+                let mut line = buf.split_to(taken).freeze();
+                line.truncate(end);
+                line
+            }
+            Some(mut long) => {
+                long.extend(&buf[..end]);
+                buf.advance(taken);
+                long.into_bytes()
+            }
         }
-        let mut line = BytesMut::with_capacity(self.pieces_len + end.len());
-        for piece in self.pieces.drain(..) {
-            line.extend_from_slice(&piece);
-        }
-        self.pieces_len = 0;
-        line.extend_from_slice(&end);
-        line.freeze()
     }
 
     /// Turns one complete line (without its `\n`) into a frame; `None` for a blank line.
@@ -280,30 +363,28 @@ impl Decoder for NdjsonCodec {
                 return Ok(Some(self.too_long(len, head)));
             }
             // A line's newline comes at most this far in: the limit, a `\r`, and a BOM before
-            // the first line (the pieces of a long line have had theirs taken off).
-            let bom = if self.first && self.pieces.is_empty() && buf.starts_with(BOM) {
+            // the first line (a long line has had its own taken off).
+            let bom = if self.first && self.long.is_none() && buf.starts_with(BOM) {
                 BOM.len()
             } else {
                 0
             };
             let limit = self.max_line.saturating_add(1 + bom);
-            let room = limit - self.pieces_len;
+            let room = limit - self.long_len();
             let search_to = buf.len().min(room.saturating_add(1));
             let newline =
                 memchr::memchr(b'\n', &buf[self.scanned..search_to]).map(|i| self.scanned + i);
             match newline {
                 Some(at) => {
                     self.scanned = 0;
-                    let mut line = buf.split_to(at + 1).freeze();
-                    line.truncate(at);
                     // After a long line, the piece-sized buffer goes too.
-                    let used = if self.pieces.is_empty() {
+                    let used = if self.long.is_none() {
                         at + 1
                     } else {
                         LARGE_BUFFER
                     };
+                    let line = self.take_line(buf, at, true);
                     release_large(buf, used);
-                    let line = self.join(line);
                     if let Some(frame) = self.frame(line) {
                         return Ok(Some(frame));
                     }
@@ -312,29 +393,30 @@ impl Decoder for NdjsonCodec {
                     // No newline within the limit: the line is too long. Keep its head and
                     // discard it from here to its newline.
                     self.first = false;
-                    let head = match self.pieces.first() {
-                        Some(piece) => head(piece),
+                    let long = self.long.take();
+                    let head = match &long {
+                        Some(long) => head(long.bytes()),
                         None => head(&buf[bom..]),
                     };
                     buf.advance(bom);
                     self.scanned = search_to - bom;
                     self.discarding = Some(Discarding {
-                        dropped: std::mem::take(&mut self.pieces_len),
+                        dropped: long.as_ref().map_or(0, LongLine::len),
                         head,
                         ends_cr: false,
                     });
-                    self.pieces = Vec::new();
                 }
                 None if buf.len() >= PIECE => {
-                    // A long line: its start leaves the buffer as a piece, and reading goes on
-                    // into a fresh buffer of a piece's size.
+                    // A long line: what the buffer holds of it moves to where the line is
+                    // gathered, and reading goes on into the emptied buffer.
                     if bom > 0 {
                         buf.advance(bom);
                         self.first = false;
                     }
-                    let piece = std::mem::replace(buf, BytesMut::with_capacity(PIECE));
-                    self.pieces_len += piece.len();
-                    self.pieces.push(piece);
+                    self.long
+                        .get_or_insert_with(|| LongLine::new(limit))
+                        .extend(buf);
+                    buf.clear();
                     self.scanned = 0;
                     return Ok(None);
                 }
@@ -360,11 +442,10 @@ impl Decoder for NdjsonCodec {
             buf.clear();
             return Ok(Some(self.too_long(len, discarding.head)));
         }
-        if buf.is_empty() && self.pieces.is_empty() {
+        if buf.is_empty() && self.long.is_none() {
             return Ok(None);
         }
-        let line = buf.split().freeze();
-        let line = self.join(line);
+        let line = self.take_line(buf, buf.len(), false);
         Ok(self.frame(line))
     }
 }

@@ -18,8 +18,8 @@ mod transcript;
 mod worktrees;
 
 pub use crate::codec::{
-    decode_frame, decode_line, encode_line, BadLine, BadLineReason, Frame, LineFrame, NdjsonCodec,
-    DEFAULT_MAX_LINE,
+    decode_bytes, decode_frame, decode_line, encode_line, BadLine, BadLineReason, Frame, LineFrame,
+    NdjsonCodec, DEFAULT_MAX_LINE,
 };
 pub use crate::launch::{
     cli_version, find_claude, search_locations, CliVersion, Delivery, GitIdentity, Launch,

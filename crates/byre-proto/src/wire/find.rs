@@ -66,7 +66,20 @@ macro_rules! leaf_find_unknown {
         })*
     };
 }
-leaf_find_unknown!(String, bool, u8, u16, u32, u64, i32, i64, f64, Value, Number);
+leaf_find_unknown!(
+    String,
+    crate::Text,
+    bool,
+    u8,
+    u16,
+    u32,
+    u64,
+    i32,
+    i64,
+    f64,
+    Value,
+    Number
+);
 
 impl<T: FindUnknown> FindUnknown for Option<T> {
     fn find_unknown(&self, path: &mut String, out: &mut Vec<String>) {

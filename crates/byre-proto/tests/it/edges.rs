@@ -109,7 +109,7 @@ fn empty_content_round_trips() {
     else {
         panic!("not a user message")
     };
-    assert_eq!(u.message.content, MessageContent::Text(String::new()));
+    assert_eq!(u.message.content, MessageContent::Text(Default::default()));
     assert_eq!(u.message.content.text(), "");
 
     let CliMessage::Assistant(a) = cli(r#"{"type":"assistant","message":{"content":[]}}"#) else {

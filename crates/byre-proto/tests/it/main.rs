@@ -4,3 +4,4 @@ mod corpus;
 mod edges;
 mod roundtrip;
 mod support;
+mod text;

@@ -67,11 +67,11 @@ impl BlockState {
     pub(super) fn new(start: ContentBlock) -> Self {
         let acc = match &start {
             ContentBlock::Text(b) => Accumulated::Text {
-                text: b.text.clone(),
+                text: b.text.to_string(),
                 citations: b.citations.clone(),
             },
             ContentBlock::Thinking(b) => Accumulated::Thinking {
-                thinking: b.thinking.clone(),
+                thinking: b.thinking.to_string(),
                 signature: b.signature.clone(),
             },
             ContentBlock::ToolUse(_)
@@ -116,7 +116,7 @@ impl BlockState {
         let mut block = self.start;
         match (&mut block, self.acc) {
             (ContentBlock::Text(b), Accumulated::Text { text, citations }) => {
-                b.text = text;
+                b.text = text.into();
                 b.citations = citations;
             }
             (
@@ -126,7 +126,7 @@ impl BlockState {
                     signature,
                 },
             ) => {
-                b.thinking = thinking;
+                b.thinking = thinking.into();
                 b.signature = signature;
             }
             (ContentBlock::ToolUse(b), Accumulated::Json(json))

@@ -332,7 +332,7 @@ impl Claude {
 
     /// Sends a prompt.
     pub fn send(&self, prompt: impl Into<String>) -> Result<(), Error> {
-        self.send_message(UserMessage::prompt(prompt))
+        self.send_message(UserMessage::prompt(prompt.into()))
     }
 
     /// Sends a user message (with images, a uuid, ...).

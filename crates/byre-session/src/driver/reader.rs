@@ -4,7 +4,7 @@
 //! Decoding is most of the work per line, so it runs beside the session core, and on two
 //! tasks at once: the reading task frames the stream with byre-transport's [`NdjsonCodec`]
 //! (cheap: a search for newlines) into batches of lines and deals them out in turn to
-//! [`DECODERS`] decoding tasks, which decode each line from its bytes ([`decode_line`]); the
+//! [`DECODERS`] decoding tasks, which decode each line from its bytes ([`decode_bytes`]); the
 //! driver takes the decoded batches back in the same turn, so the order is kept. On a runtime
 //! with several worker threads the decoders run in parallel with each other and with the
 //! driver.
@@ -22,7 +22,7 @@ use std::sync::Arc;
 use byre_transport::CliOutput;
 
 use super::queue::Budget;
-use byre_transport::{decode_line, Frame, LineFrame, NdjsonCodec};
+use byre_transport::{decode_bytes, Frame, LineFrame, NdjsonCodec};
 use bytes::Bytes;
 use futures::{FutureExt, StreamExt};
 use tokio::sync::mpsc;
@@ -178,7 +178,7 @@ async fn decode(
             .into_iter()
             .map(|frame| match frame {
                 LineFrame::Line(bytes) => Line {
-                    frame: decode_line(&bytes),
+                    frame: decode_bytes(&bytes),
                     len: bytes.len(),
                     bytes: keep_lines.then_some(bytes),
                 },
