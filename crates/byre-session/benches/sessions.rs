@@ -3,7 +3,9 @@
 //!
 //! Each session runs its own stand-in CLI. An idle session is one whose `initialize` has been
 //! answered and that waits for input; the memory is the growth of this process's resident set
-//! over many of them (the stand-ins' own memory is theirs, not the host's).
+//! over many of them (the stand-ins' own memory is theirs, not the host's). The host's CPU time
+//! per message is this process's (all its threads', from `/proc/self/stat`) over each run of
+//! the concurrent streams, divided by the messages delivered.
 
 mod support;
 
@@ -71,8 +73,10 @@ fn main() {
     let standin = std::sync::Arc::new(standin);
     let path = std::sync::Arc::new(stream.path.clone());
     let mut walls = Vec::with_capacity(RUNS);
+    let mut cpus = Vec::with_capacity(RUNS);
     for _ in 0..RUNS {
         let start = Instant::now();
+        let cpu = cpu_time();
         let delivered: Vec<usize> = runtime.block_on(async {
             let tasks: Vec<_> = (0..CONCURRENT)
                 .map(|_| {
@@ -88,12 +92,14 @@ fn main() {
             delivered
         });
         walls.push(start.elapsed());
+        cpus.push(cpu_time() - cpu);
         assert!(
             delivered.iter().all(|&n| n == expected.len()),
             "every session gets every line"
         );
     }
     walls.sort();
+    cpus.sort();
     let lines = CONCURRENT * stream.lines;
     let bytes = CONCURRENT * stream.bytes;
     let rate = |wall: Duration| {
@@ -111,6 +117,31 @@ fn main() {
     );
     eprintln!("concurrent: fastest run {}", rate(walls[0]));
     eprintln!("concurrent: median run {}", rate(walls[RUNS / 2]));
+    let per_message = |cpu: Duration| cpu.as_secs_f64() * 1e6 / lines as f64;
+    eprintln!(
+        "concurrent: host CPU per run: least {:.0} ms ({:.2} us per message), median {:.0} ms \
+         ({:.2} us per message)",
+        cpus[0].as_secs_f64() * 1e3,
+        per_message(cpus[0]),
+        cpus[RUNS / 2].as_secs_f64() * 1e3,
+        per_message(cpus[RUNS / 2]),
+    );
+}
+
+/// This process's CPU time so far, user and system, all threads (`/proc/self/stat`, in the
+/// kernel's clock ticks of 10 ms).
+fn cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
+    // The fields after the command's closing parenthesis start at the third (`state`);
+    // `utime` and `stime` are the 14th and 15th.
+    let rest = &stat[stat.rfind(')').expect("a command name") + 1..];
+    let ticks: u64 = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .map(|field| field.parse::<u64>().expect("a tick count"))
+        .sum();
+    Duration::from_millis(ticks * 10)
 }
 
 /// This process's resident set (`VmRSS`), in bytes.

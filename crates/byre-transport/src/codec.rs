@@ -212,10 +212,10 @@ impl LongLine {
 /// arrives in, and never further than the limit: a line that passes the limit is discarded
 /// as more of it arrives, so the buffer does not grow with it. A line shorter than a piece
 /// (1 MiB) is the read buffer's own bytes, not a copy; a longer one is copied once, as it
-/// arrives, into memory mapped for it (see [`LongLine`]), so it costs about its own size and
-/// the read buffer while it is framed, and gives its memory back to the system when dropped;
-/// a line skipped costs at most the limit and the read buffer. All state lives in the codec, so reading through a `FramedRead` is
-/// cancel-safe.
+/// arrives, into anonymous memory mapped for it (only the pages written count), so it costs
+/// about its own size and the read buffer while it is framed, and gives its memory back to
+/// the system when dropped; a line skipped costs at most the limit and the read buffer. All
+/// state lives in the codec, so reading through a `FramedRead` is cancel-safe.
 #[derive(Debug)]
 pub struct NdjsonCodec {
     max_line: usize,
