@@ -5,7 +5,8 @@
 //! answered and that waits for input; the memory is the growth of this process's resident set
 //! over many of them (the stand-ins' own memory is theirs, not the host's). The host's CPU time
 //! per message is this process's (all its threads', from `/proc/self/stat`) over each run of
-//! the concurrent streams, divided by the messages delivered.
+//! the concurrent streams, divided by the messages delivered. `BYRE_BENCH_NO_WATCHDOG=1` starts
+//! the sessions without the watchdog process each local CLI gets by default.
 
 mod support;
 

@@ -73,6 +73,11 @@ pub(crate) fn standin_options(standin: &Path, stream: Option<&Path>) -> Options 
             .extra_args
             .push(("stdout-file".into(), Some(path)));
     }
+    // `BYRE_BENCH_NO_WATCHDOG=1`: without the watchdog process each local CLI gets, to
+    // measure what it costs.
+    if std::env::var_os("BYRE_BENCH_NO_WATCHDOG").is_some_and(|v| v == "1") {
+        options.process.watchdog = false;
+    }
     options
 }
 
