@@ -6,7 +6,7 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::text::Text;
+use crate::text::{json_string, sharing_now, RawText, Text, RAW_VALUE};
 use crate::values::{Role, StopReason};
 use crate::wire::{wire_enum, wire_struct, FindUnknown, Number};
 
@@ -114,8 +114,36 @@ impl<'de> Deserialize<'de> for MessageContent {
                 }
                 Ok(MessageContent::Blocks(blocks))
             }
+            fn visit_newtype_struct<D: Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> Result<Self::Value, D::Error> {
+                d.deserialize_any(ContentVisitor)
+            }
+            // The content's JSON text, asked for in a long line (see `Text`): a string is
+            // unescaped once into a buffer of its size; blocks are decoded from the text,
+            // which is still the line's.
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                if map.next_key::<de::IgnoredAny>()?.is_none() {
+                    return Err(de::Error::invalid_length(0, &self));
+                }
+                let raw = map.next_value::<RawText>()?;
+                let json = raw.as_str();
+                if json.trim_start().starts_with('"') {
+                    return json_string(json)
+                        .map(MessageContent::Text)
+                        .ok_or_else(|| de::Error::invalid_type(de::Unexpected::Map, &self));
+                }
+                serde_json::from_str(json)
+                    .map(MessageContent::Blocks)
+                    .map_err(de::Error::custom)
+            }
         }
-        deserializer.deserialize_any(ContentVisitor)
+        if sharing_now() {
+            deserializer.deserialize_newtype_struct(RAW_VALUE, ContentVisitor)
+        } else {
+            deserializer.deserialize_any(ContentVisitor)
+        }
     }
 }
 

@@ -139,8 +139,8 @@ impl UserMessage {
 
     /// A prompt with images (base64 `(media_type, data)` pairs) followed by text, the order
     /// the CLI expects.
-    pub fn with_images(
-        images: impl IntoIterator<Item = (String, String)>,
+    pub fn with_images<M: Into<String>, D: Into<Text>>(
+        images: impl IntoIterator<Item = (M, D)>,
         text: impl Into<Text>,
     ) -> Self {
         let mut blocks: Vec<ContentBlock> = images

@@ -171,8 +171,11 @@ macro_rules! top_level {
             }
 
             /// Decodes one line held in a [`Bytes`](bytes::Bytes), as [`Self::from_slice`]
-            /// does; a [`Text`](crate::Text) field that is most of a long line shares the
-            /// line's memory instead of copying it.
+            /// does, to an equal message. In a line of at least
+            /// [`SHARE_LINE_MIN`](crate::SHARE_LINE_MIN) bytes, a [`Text`](crate::Text) field
+            /// that is most of it shares the line's memory (without escapes) or is unescaped
+            /// once into memory of its own (with them), instead of being copied through the
+            /// parser; see [`Text`](crate::Text).
             pub fn from_bytes(line: &bytes::Bytes) -> Result<Self, DecodeError> {
                 crate::text::sharing(line, Self::from_slice)
             }

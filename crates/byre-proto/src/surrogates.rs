@@ -47,7 +47,7 @@ pub(crate) fn well_formed(line: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// The code unit of the `\uXXXX` escape at `at`, if one is there.
-fn hex_escape(line: &[u8], at: usize) -> Option<u16> {
+pub(crate) fn hex_escape(line: &[u8], at: usize) -> Option<u16> {
     let escape = line.get(at..at + 6)?;
     if escape[0] != b'\\' || escape[1] != b'u' {
         return None;

@@ -1,13 +1,5 @@
-//! [`Text`]: the string type of the fields that can be most of a large line (a message's text,
-//! a thinking block, a tool result, base64 media), which shares the line's memory instead of
-//! copying it when it is.
-//!
-//! A line decoded with [`CliMessage::from_bytes`](crate::CliMessage::from_bytes) that is at
-//! least [`SHARE_LINE_MIN`] long is made the decoding thread's current line for the time its
-//! decoding takes; a [`Text`] field whose string (without escapes) lies in it and is at least
-//! half of it takes a slice of the line (a reference count, no copy). Any other string is
-//! copied, so a small text never keeps a large line alive, and a shared one keeps at most twice
-//! its size. A 40 MiB answer thus costs 40 MiB, not 80, while it is decoded and handled.
+//! [`Text`]: the string type of the fields that can be most of a large line, which shares the
+//! line's memory, or is unescaped once, instead of being copied through the parser.
 
 use std::borrow::Borrow;
 use std::cell::RefCell;
@@ -27,8 +19,26 @@ thread_local! {
     static LINE: RefCell<Option<ByteString>> = const { RefCell::new(None) };
 }
 
-/// A string field's value: reads as a `&str` (`Deref`), compares with `str` and `String`,
-/// converts from and into `String`.
+/// The string type of the fields that can be most of a large line: a message's text
+/// ([`TextBlock::text`](crate::TextBlock::text)), thinking, string content
+/// ([`MessageContent::Text`](crate::MessageContent::Text), also a tool result's), and base64 or
+/// text source data.
+///
+/// It reads as a `&str` (`Deref`, `AsRef<str>`, `Borrow<str>`, so a `HashMap<Text, _>` is
+/// looked up with a `&str`), compares with `str` and `String` both ways, prints as a `str`,
+/// and converts from `&str`, `String`, `Cow<str>` and `Box<str>` and into `String`
+/// (`String::from(text)` or `text.to_string()`: a copy). `clone()` is a reference count, not a
+/// copy. It cannot be edited in place: build a `String` and convert it.
+///
+/// **Memory.** A line decoded with [`CliMessage::from_bytes`](crate::CliMessage::from_bytes)
+/// that is at least [`SHARE_LINE_MIN`] (1 MiB) long is the decoding thread's current line while
+/// it is decoded. A `Text` in it that has no escapes, and is at least half of the line, is a
+/// slice of the line: no copy, and the line lives as long as the text (at most twice the
+/// text's size). A `Text` in it with escapes (a newline, a quote) is unescaped once, into a
+/// buffer of its size (memory mapped for it when 64 KiB or more, given back to the system when
+/// it is dropped), instead of through the parser's growing scratch buffer and a copy of it. Any
+/// other string is an owned copy. So a 40 MiB answer costs its line once while it is handled
+/// when it has no escapes, and its line and its text (twice) while it is decoded when it has.
 #[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Text(ByteString);
 
@@ -38,9 +48,83 @@ impl Text {
         Text(ByteString::new())
     }
 
+    /// A text from a `'static` string, without a copy.
+    pub const fn from_static(text: &'static str) -> Self {
+        Text(ByteString::from_static(text))
+    }
+
     /// The text as a `&str`.
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+}
+
+impl AsRef<[u8]> for Text {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+}
+
+impl AsRef<std::path::Path> for Text {
+    fn as_ref(&self) -> &std::path::Path {
+        std::path::Path::new(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Text {
+    type Err = std::convert::Infallible;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(Text::from(text))
+    }
+}
+
+impl From<std::borrow::Cow<'_, str>> for Text {
+    fn from(text: std::borrow::Cow<'_, str>) -> Self {
+        match text {
+            std::borrow::Cow::Borrowed(text) => Text::from(text),
+            std::borrow::Cow::Owned(text) => Text::from(text),
+        }
+    }
+}
+
+impl From<Box<str>> for Text {
+    fn from(text: Box<str>) -> Self {
+        Text::from(String::from(text))
+    }
+}
+
+impl From<&Text> for String {
+    fn from(text: &Text) -> Self {
+        text.as_str().to_owned()
+    }
+}
+
+impl FromIterator<Text> for String {
+    fn from_iter<I: IntoIterator<Item = Text>>(texts: I) -> Self {
+        let mut out = String::new();
+        out.extend(texts);
+        out
+    }
+}
+
+impl<'a> FromIterator<&'a Text> for String {
+    fn from_iter<I: IntoIterator<Item = &'a Text>>(texts: I) -> Self {
+        let mut out = String::new();
+        out.extend(texts);
+        out
+    }
+}
+
+impl Extend<Text> for String {
+    fn extend<I: IntoIterator<Item = Text>>(&mut self, texts: I) {
+        texts.into_iter().for_each(|text| self.push_str(&text));
+    }
+}
+
+impl<'a> Extend<&'a Text> for String {
+    fn extend<I: IntoIterator<Item = &'a Text>>(&mut self, texts: I) {
+        texts.into_iter().for_each(|text| self.push_str(text));
     }
 }
 
@@ -118,6 +202,12 @@ impl PartialEq<String> for Text {
     }
 }
 
+impl PartialEq<&String> for Text {
+    fn eq(&self, other: &&String) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
 impl PartialEq<Text> for str {
     fn eq(&self, other: &Text) -> bool {
         self == other.as_str()
@@ -144,24 +234,179 @@ impl Serialize for Text {
 
 impl<'de> Deserialize<'de> for Text {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct TextVisitor;
-        impl<'de> Visitor<'de> for TextVisitor {
-            type Value = Text;
+        if sharing_now() {
+            // In a long line, the string is asked for as it is written (serde_json's raw
+            // value), so that an escaped one is unescaped once, into a buffer of its size,
+            // instead of through the parser's growing scratch buffer and a copy of that. A
+            // deserializer that does not know the name sees a newtype and gives the string.
+            deserializer.deserialize_newtype_struct(RAW_VALUE, TextVisitor)
+        } else {
+            deserializer.deserialize_str(TextVisitor)
+        }
+    }
+}
+
+/// The name under which serde_json hands a value over as its JSON text.
+pub(crate) const RAW_VALUE: &str = "$serde_json::private::RawValue";
+
+/// A [`Text`] from a string, from a newtype around one, or from a string's JSON text (a map of
+/// one entry, as serde_json hands over a raw value).
+struct TextVisitor;
+
+impl<'de> Visitor<'de> for TextVisitor {
+    type Value = Text;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Text, E> {
+        Ok(Text::borrowed(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Text, E> {
+        Ok(Text::from(v))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Text, E> {
+        Ok(Text::from(v))
+    }
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Text, D::Error> {
+        d.deserialize_str(TextVisitor)
+    }
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Text, A::Error> {
+        if map.next_key::<de::IgnoredAny>()?.is_none() {
+            return Err(de::Error::invalid_length(0, &"a string's JSON text"));
+        }
+        let raw = map.next_value::<RawText>()?;
+        json_string(raw.as_str()).ok_or_else(|| de::Error::invalid_type(de::Unexpected::Map, &self))
+    }
+}
+
+/// A value's JSON text, as serde_json hands it over: borrowed from the line, or owned.
+pub(crate) enum RawText<'de> {
+    Borrowed(&'de str),
+    Owned(String),
+}
+
+impl RawText<'_> {
+    /// The JSON text.
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            RawText::Borrowed(json) => json,
+            RawText::Owned(json) => json,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RawText<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct RawVisitor;
+        impl<'de> Visitor<'de> for RawVisitor {
+            type Value = RawText<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string")
+                f.write_str("a value's JSON text")
             }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Text, E> {
-                Ok(Text::borrowed(v))
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(RawText::Borrowed(v))
             }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Text, E> {
-                Ok(Text::from(v))
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(RawText::Owned(v.to_owned()))
             }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Text, E> {
-                Ok(Text::from(v))
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(RawText::Owned(v))
             }
         }
-        deserializer.deserialize_str(TextVisitor)
+        deserializer.deserialize_str(RawVisitor)
     }
+}
+
+/// The string whose JSON text is `json` (quotes included); `None` when it is not a string.
+/// Without escapes it is the text between the quotes (shared when it may be); with them, it
+/// is unescaped once into a buffer of its size (for a long one, anonymous memory mapped for
+/// it, given back to the system when the text is dropped, whichever thread drops it). A lone
+/// surrogate escape becomes U+FFFD, as a line that holds one decodes (see `surrogates`).
+pub(crate) fn json_string(json: &str) -> Option<Text> {
+    let inner = json.trim().strip_prefix('"')?.strip_suffix('"')?;
+    if memchr::memchr(b'\\', inner.as_bytes()).is_none() {
+        return Some(Text::borrowed(inner));
+    }
+    if inner.len() >= MAPPED_MIN {
+        let mut map = memmap2::MmapOptions::new()
+            .len(inner.len())
+            .map_anon()
+            .ok()?;
+        let len = unescape(inner.as_bytes(), &mut map)?;
+        let bytes = Bytes::from_owner(Unescaped { map, len });
+        return ByteString::try_from(bytes).ok().map(Text);
+    }
+    let mut out = vec![0; inner.len()];
+    let len = unescape(inner.as_bytes(), &mut out)?;
+    out.truncate(len);
+    String::from_utf8(out).ok().map(Text::from)
+}
+
+/// An unescaped string this long or longer gets memory mapped for it.
+const MAPPED_MIN: usize = 64 * 1024;
+
+/// A long unescaped string in its mapping, as a [`Bytes`] owner.
+struct Unescaped {
+    map: memmap2::MmapMut,
+    len: usize,
+}
+
+impl AsRef<[u8]> for Unescaped {
+    fn as_ref(&self) -> &[u8] {
+        &self.map[..self.len]
+    }
+}
+
+/// Unescapes the inside of a JSON string into `out` (at least as long: unescaping never
+/// lengthens), returning the length written; `None` for an escape JSON does not have.
+fn unescape(bytes: &[u8], out: &mut [u8]) -> Option<usize> {
+    let (mut at, mut written) = (0, 0);
+    loop {
+        let next = memchr::memchr(b'\\', &bytes[at..]).map_or(bytes.len(), |i| at + i);
+        out[written..written + next - at].copy_from_slice(&bytes[at..next]);
+        written += next - at;
+        if next == bytes.len() {
+            return Some(written);
+        }
+        at = next;
+        let code = *bytes.get(at + 1)?;
+        let decoded = match code {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let unit = crate::surrogates::hex_escape(bytes, at)?;
+                at += 4;
+                match unit {
+                    0xD800..=0xDBFF => match crate::surrogates::hex_escape(bytes, at + 2) {
+                        Some(low @ 0xDC00..=0xDFFF) => {
+                            at += 6;
+                            let high = u32::from(unit - 0xD800) << 10;
+                            char::from_u32(0x10000 + high + u32::from(low - 0xDC00))?
+                        }
+                        _ => char::REPLACEMENT_CHARACTER,
+                    },
+                    0xDC00..=0xDFFF => char::REPLACEMENT_CHARACTER,
+                    _ => char::from_u32(u32::from(unit))?,
+                }
+            }
+            _ => return None,
+        };
+        at += 2;
+        let encoded = decoded.encode_utf8(&mut [0; 4]).len();
+        decoded.encode_utf8(&mut out[written..written + encoded]);
+        written += encoded;
+    }
+}
+
+/// Whether a line that strings may share is being decoded on this thread.
+pub(crate) fn sharing_now() -> bool {
+    LINE.with(|line| line.borrow().is_some())
 }
 
 impl Text {

@@ -102,3 +102,113 @@ fn text_reads_and_compares_as_a_string() {
     assert_eq!(Text::new(), Text::default());
     assert!(Text::new().is_empty());
 }
+
+/// `line` padded past [`SHARE_LINE_MIN`] with an unknown field, so that its strings may share it.
+fn long(line: &str) -> Bytes {
+    let pad = "p".repeat(SHARE_LINE_MIN);
+    Bytes::from(format!(
+        r#"{},"zz_pad":"{pad}"}}"#,
+        line.strip_suffix('}').unwrap()
+    ))
+}
+
+#[test]
+fn escaped_texts_in_a_long_line_decode_as_from_a_slice() {
+    // Every escape, surrogate pairs, lone halves (U+FFFD), escapes at both ends.
+    let texts = [
+        r#"a\nb\t\"q\"\\ \/ \b\f\r \u00e9 \ud83d\ude00 end"#,
+        r#"\n starts and ends \n"#,
+        r#"lone \ud83d half and \ude00 other"#,
+        r#"\u0000 nul"#,
+    ];
+    for text in texts {
+        let line = long(std::str::from_utf8(&assistant(text)).unwrap());
+        let shared = CliMessage::from_bytes(&line).unwrap();
+        let copied = CliMessage::from_slice(&line).unwrap();
+        assert_eq!(shared, copied, "{text}");
+        assert!(first_text(&shared).len() < text.len(), "{text}: unescaped");
+    }
+    // A long escaped text: unescaped once, equal to what the slice decoder makes.
+    let big = r#"line of text\n"#.repeat(SHARE_LINE_MIN / 8);
+    let line = assistant(&big);
+    let shared = CliMessage::from_bytes(&line).unwrap();
+    assert_eq!(shared, CliMessage::from_slice(&line).unwrap());
+    assert_eq!(first_text(&shared).lines().count(), SHARE_LINE_MIN / 8);
+    assert_eq!(shared.to_vec(), line);
+}
+
+#[test]
+fn content_in_a_long_line_is_shared_or_unescaped() {
+    // A user message whose content is one long string, then one with a tool result whose
+    // content is a long string, then blocks: each decodes as from a slice, and an unescaped
+    // long string lies in the line.
+    let text = "t".repeat(SHARE_LINE_MIN);
+    let lines = [
+        format!(r#"{{"type":"user","message":{{"role":"user","content":"{text}"}}}}"#),
+        format!(
+            concat!(
+                r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"tool_result","#,
+                r#""tool_use_id":"t1","content":"{}"}}]}}}}"#
+            ),
+            text
+        ),
+        format!(
+            concat!(
+                r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"text","#,
+                r#""text":"{}"}}]}}}}"#
+            ),
+            text
+        ),
+        format!(r#"{{"type":"user","message":{{"role":"user","content":"{text}\n"}}}}"#),
+    ];
+    for (i, line) in lines.iter().enumerate() {
+        let line = Bytes::from(line.clone());
+        let shared = CliMessage::from_bytes(&line).unwrap();
+        assert_eq!(shared, CliMessage::from_slice(&line).unwrap(), "line {i}");
+        assert_eq!(shared.to_vec(), line, "line {i}");
+        let CliMessage::User(user) = &shared else {
+            panic!("line {i}: {shared:?}")
+        };
+        let long = match &user.message.content {
+            MessageContent::Text(t) => t,
+            MessageContent::Blocks(blocks) => match &blocks[0] {
+                ContentBlock::Text(t) => &t.text,
+                ContentBlock::ToolResult(r) => match &r.content {
+                    Some(MessageContent::Text(t)) => t,
+                    other => panic!("line {i}: {other:?}"),
+                },
+                other => panic!("line {i}: {other:?}"),
+            },
+        };
+        assert!(long.starts_with("ttt"), "line {i}");
+        assert_eq!(
+            inside(long, &line),
+            i < 3,
+            "line {i}: shared unless escaped"
+        );
+    }
+}
+
+#[test]
+fn text_converts_collects_and_builds_as_a_string_would() {
+    let texts = [Text::from("a"), Text::from_static("b")];
+    let joined: String = texts.iter().collect();
+    assert_eq!(joined, "ab");
+    let owned: String = texts.clone().into_iter().collect();
+    assert_eq!(owned, "ab");
+    let mut out = String::from(&texts[0]);
+    out.extend(&texts);
+    assert_eq!(out, "aab");
+    assert_eq!(texts[0], &String::from("a"));
+    assert_eq!("c".parse::<Text>().unwrap(), "c");
+    let cow: std::borrow::Cow<'_, str> = "d".into();
+    assert_eq!(Text::from(cow), "d");
+    assert_eq!(Text::from(Box::<str>::from("e")), "e");
+    let bytes: &[u8] = texts[0].as_ref();
+    assert_eq!(bytes, b"a");
+    let user = byre_proto::UserMessage::with_images([("image/png", "AAAA")], "look");
+    let MessageContent::Blocks(blocks) = &user.message.content else {
+        panic!("blocks")
+    };
+    assert_eq!(blocks.len(), 2);
+}

@@ -99,9 +99,21 @@ fn main() {
     }
 }
 
-/// `count` assistant messages whose text is `size` bytes.
+/// `count` assistant messages whose text is `size` bytes: lines of 79 `x` and a newline (an
+/// escape in the JSON, as in any real answer) with `BYRE_HOSTILE_NEWLINES=1`, else all `x`.
 fn write_messages(out: &mut impl Write, count: usize, size: usize) {
-    let text = "x".repeat(size);
+    let text = match std::env::var("BYRE_HOSTILE_NEWLINES").as_deref() {
+        Ok("1") => {
+            let mut text = format!("{}\\n", "x".repeat(79)).repeat(size / 81 + 1);
+            text.truncate(size);
+            if text.ends_with('\\') {
+                text.pop();
+                text.push('x');
+            }
+            text
+        }
+        _ => "x".repeat(size),
+    };
     for _ in 0..count {
         let line = format!(
             concat!(
