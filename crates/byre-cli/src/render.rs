@@ -25,11 +25,11 @@ pub(crate) use crate::labels::{elapsed, one_line, preview, tool_label, tool_name
 /// How often the spinner is redrawn.
 pub(crate) const TICK: Duration = Duration::from_millis(100);
 
-/// The spinner's frames.
 /// The buffer of one message written as JSON: a message larger than it goes to stdout in
 /// pieces as it is encoded.
 const JSON_BUFFER: usize = 64 * 1024;
 
+/// The spinner's frames.
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 /// A `result` the renderer saw.

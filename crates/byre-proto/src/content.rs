@@ -6,7 +6,7 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::text::{json_string, sharing_now, RawText, Text, RAW_VALUE};
+use crate::text::{json_string, raw_key, sharing_now, RawText, Text, RAW_VALUE};
 use crate::values::{Role, StopReason};
 use crate::wire::{wire_enum, wire_struct, FindUnknown, Number};
 
@@ -124,8 +124,8 @@ impl<'de> Deserialize<'de> for MessageContent {
             // unescaped once into a buffer of its size; blocks are decoded from the text,
             // which is still the line's.
             fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                if map.next_key::<de::IgnoredAny>()?.is_none() {
-                    return Err(de::Error::invalid_length(0, &self));
+                if !raw_key(&mut map)? {
+                    return Err(de::Error::invalid_type(de::Unexpected::Map, &self));
                 }
                 let raw = map.next_value::<RawText>()?;
                 let json = raw.as_str();

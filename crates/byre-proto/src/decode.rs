@@ -177,7 +177,11 @@ macro_rules! top_level {
             /// once into memory of its own (with them), instead of being copied through the
             /// parser; see [`Text`](crate::Text).
             pub fn from_bytes(line: &bytes::Bytes) -> Result<Self, DecodeError> {
-                crate::text::sharing(line, Self::from_slice)
+                crate::text::sharing(line, Self::from_slice, |decoded| {
+                    decoded
+                        .as_ref()
+                        .is_ok_and(|m| crate::wire::FindUnknown::unknown_paths(m).is_empty())
+                })
             }
 
             /// Decodes an already-parsed JSON value.

@@ -271,12 +271,18 @@ impl<'de> Visitor<'de> for TextVisitor {
         d.deserialize_str(TextVisitor)
     }
     fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Text, A::Error> {
-        if map.next_key::<de::IgnoredAny>()?.is_none() {
-            return Err(de::Error::invalid_length(0, &"a string's JSON text"));
+        if !raw_key(&mut map)? {
+            return Err(de::Error::invalid_type(de::Unexpected::Map, &self));
         }
         let raw = map.next_value::<RawText>()?;
         json_string(raw.as_str()).ok_or_else(|| de::Error::invalid_type(de::Unexpected::Map, &self))
     }
+}
+
+/// Whether a map is serde_json's handing over of a raw value (its one key is [`RAW_VALUE`]),
+/// and not an object of the JSON.
+pub(crate) fn raw_key<'de, A: de::MapAccess<'de>>(map: &mut A) -> Result<bool, A::Error> {
+    Ok(map.next_key::<String>()?.as_deref() == Some(RAW_VALUE))
 }
 
 /// A value's JSON text, as serde_json hands it over: borrowed from the line, or owned.
@@ -328,13 +334,12 @@ pub(crate) fn json_string(json: &str) -> Option<Text> {
         return Some(Text::borrowed(inner));
     }
     if inner.len() >= MAPPED_MIN {
-        let mut map = memmap2::MmapOptions::new()
-            .len(inner.len())
-            .map_anon()
-            .ok()?;
-        let len = unescape(inner.as_bytes(), &mut map)?;
-        let bytes = Bytes::from_owner(Unescaped { map, len });
-        return ByteString::try_from(bytes).ok().map(Text);
+        // Where no mapping can be made (the process's mappings used up), on the heap.
+        if let Ok(mut map) = memmap2::MmapOptions::new().len(inner.len()).map_anon() {
+            let len = unescape(inner.as_bytes(), &mut map)?;
+            let bytes = Bytes::from_owner(Unescaped { map, len });
+            return ByteString::try_from(bytes).ok().map(Text);
+        }
     }
     let mut out = vec![0; inner.len()];
     let len = unescape(inner.as_bytes(), &mut out)?;
@@ -427,9 +432,16 @@ impl Text {
     }
 }
 
-/// Runs `decode` with `line` as this thread's current line (when it is long enough and UTF-8),
-/// so that [`Text`] fields decoded from it may share it.
-pub(crate) fn sharing<T>(line: &Bytes, decode: impl FnOnce(&[u8]) -> T) -> T {
+/// Runs `decode` with `line` as this thread's current line (when it is long enough, UTF-8 and
+/// nested at most [`SHARED_DEPTH`] deep), so that [`Text`] fields decoded from it may share
+/// it. A result that is not `settled` (an error, or a part that did not fit the model, whose
+/// reason names a position) is decoded again without sharing, so that it is the same as from
+/// a slice.
+pub(crate) fn sharing<T>(
+    line: &Bytes,
+    decode: impl Fn(&[u8]) -> T,
+    settled: impl FnOnce(&T) -> bool,
+) -> T {
     /// Takes the line back off the thread however decoding ends.
     struct Reset;
     impl Drop for Reset {
@@ -437,13 +449,56 @@ pub(crate) fn sharing<T>(line: &Bytes, decode: impl FnOnce(&[u8]) -> T) -> T {
             LINE.with(|line| line.borrow_mut().take());
         }
     }
-    if line.len() < SHARE_LINE_MIN {
+    if line.len() < SHARE_LINE_MIN || !nested_within(line, SHARED_DEPTH) {
         return decode(line);
     }
     let Ok(text) = ByteString::try_from(line.clone()) else {
         return decode(line);
     };
     LINE.with(|current| *current.borrow_mut() = Some(text));
-    let _reset = Reset;
-    decode(line)
+    let reset = Reset;
+    let shared = decode(line);
+    drop(reset);
+    match settled(&shared) {
+        true => shared,
+        false => decode(line),
+    }
+}
+
+/// A line nested deeper than this is decoded without sharing: content decoded from its JSON
+/// text starts a parser of its own, whose depth limit would start afresh.
+const SHARED_DEPTH: usize = 64;
+
+/// Whether `line`'s arrays and objects nest at most `max` deep (strings skipped).
+fn nested_within(line: &[u8], max: usize) -> bool {
+    let (mut depth, mut at) = (0usize, 0usize);
+    while at < line.len() {
+        match line[at] {
+            b'"' => {
+                at += 1;
+                loop {
+                    match memchr::memchr2(b'"', b'\\', &line[at..]) {
+                        Some(i) if line[at + i] == b'\\' => at += i + 2,
+                        Some(i) => {
+                            at += i + 1;
+                            break;
+                        }
+                        // Not JSON: the parser says so.
+                        None => return true,
+                    }
+                }
+                continue;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return false;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        at += 1;
+    }
+    true
 }

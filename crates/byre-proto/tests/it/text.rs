@@ -212,3 +212,49 @@ fn text_converts_collects_and_builds_as_a_string_would() {
     };
     assert_eq!(blocks.len(), 2);
 }
+
+#[test]
+fn hostile_long_lines_decode_as_from_a_slice() {
+    // Tool results nested 700 deep, a content object holding JSON in a string, values that are
+    // not strings: each long line decodes exactly as from a slice, on a thread with the stack
+    // of a tokio worker (2 MiB), without overflowing it.
+    let nested = format!(
+        r#"{{"type":"user","message":{{"role":"user","content":{}"x"{}}},"session_id":"s"}}"#,
+        r#"[{"type":"tool_result","tool_use_id":"t","content":"#.repeat(700),
+        "}]".repeat(700)
+    );
+    let mut lines = vec![long(&nested)];
+    for content in [
+        r#"{"k":"\"hi\""}"#,
+        r#"{"k":"[{\"type\":\"text\",\"text\":\"x\"}]"}"#,
+        "5",
+        "null",
+        r#"[{"type":"text","text":5}]"#,
+        r#"[{"type":"text","text":{"a":1}}]"#,
+    ] {
+        lines.push(long(&format!(
+            r#"{{"type":"user","message":{{"role":"user","content":{content}}},"session_id":"s"}}"#
+        )));
+    }
+    for text in ["5", "null", "true", r#"["a"]"#, "{}"] {
+        let line = String::from_utf8(assistant("x").to_vec()).unwrap();
+        lines.push(long(
+            &line.replace(r#""text":"x""#, &format!(r#""text":{text}"#)),
+        ));
+    }
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            for line in &lines {
+                let head = String::from_utf8_lossy(&line[..120]);
+                assert_eq!(
+                    CliMessage::from_bytes(line),
+                    CliMessage::from_slice(line),
+                    "{head}"
+                );
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
