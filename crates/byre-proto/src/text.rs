@@ -39,6 +39,9 @@ thread_local! {
 /// it is dropped), instead of through the parser's growing scratch buffer and a copy of it. Any
 /// other string is an owned copy. So a 40 MiB answer costs its line once while it is handled
 /// when it has no escapes, and its line and its text (twice) while it is decoded when it has.
+/// Either way the message equals what [`CliMessage::from_slice`](crate::CliMessage::from_slice)
+/// makes of the line: a line nested more than 64 deep, or one in which a part does not fit the
+/// model (its reason names a position), is decoded as from a slice.
 #[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Text(ByteString);
 
