@@ -16,7 +16,7 @@ pub const SHARE_LINE_MIN: usize = 1 << 20;
 
 thread_local! {
     /// The line being decoded on this thread, when its strings may share it.
-    static LINE: RefCell<Option<ByteString>> = const { RefCell::new(None) };
+    static LINE: RefCell<Option<Bytes>> = const { RefCell::new(None) };
 }
 
 /// The string type of the fields that can be most of a large line: a message's text
@@ -340,7 +340,7 @@ pub(crate) fn json_string(json: &str) -> Option<Text> {
         // Where no mapping can be made (the process's mappings used up), on the heap.
         if let Ok(mut map) = memmap2::MmapOptions::new().len(inner.len()).map_anon() {
             let len = unescape(inner.as_bytes(), &mut map)?;
-            let bytes = Bytes::from_owner(Unescaped { map, len });
+            let bytes = Bytes::from_owner(map).slice(..len);
             return ByteString::try_from(bytes).ok().map(Text);
         }
     }
@@ -352,18 +352,6 @@ pub(crate) fn json_string(json: &str) -> Option<Text> {
 
 /// An unescaped string this long or longer gets memory mapped for it.
 const MAPPED_MIN: usize = 64 * 1024;
-
-/// A long unescaped string in its mapping, as a [`Bytes`] owner.
-struct Unescaped {
-    map: memmap2::MmapMut,
-    len: usize,
-}
-
-impl AsRef<[u8]> for Unescaped {
-    fn as_ref(&self) -> &[u8] {
-        &self.map[..self.len]
-    }
-}
 
 /// Unescapes the inside of a JSON string into `out` (at least as long: unescaping never
 /// lengthens), returning the length written; `None` for an escape JSON does not have.
@@ -426,7 +414,9 @@ impl Text {
             let line = line.as_ref()?;
             let (start, at) = (line.as_ptr() as usize, text.as_ptr() as usize);
             let inside = at >= start && at + text.len() <= start + line.len();
-            (inside && text.len() * 2 >= line.len()).then(|| line.slice_ref(text))
+            // The slice is a `&str` already; `ByteString` checks it again (only when shared).
+            let shared = inside && text.len() * 2 >= line.len();
+            shared.then(|| ByteString::try_from(line.slice_ref(text.as_bytes())).ok())?
         });
         match shared {
             Some(shared) => Text(shared),
@@ -435,8 +425,8 @@ impl Text {
     }
 }
 
-/// Runs `decode` with `line` as this thread's current line (when it is long enough, UTF-8 and
-/// nested at most [`SHARED_DEPTH`] deep), so that [`Text`] fields decoded from it may share
+/// Runs `decode` with `line` as this thread's current line (when it is long enough and nested
+/// at most [`SHARED_DEPTH`] deep), so that [`Text`] fields decoded from it may share
 /// it. A result that is not `settled` (an error, or a part that did not fit the model, whose
 /// reason names a position) is decoded again without sharing, so that it is the same as from
 /// a slice.
@@ -455,10 +445,7 @@ pub(crate) fn sharing<T>(
     if line.len() < SHARE_LINE_MIN || !nested_within(line, SHARED_DEPTH) {
         return decode(line);
     }
-    let Ok(text) = ByteString::try_from(line.clone()) else {
-        return decode(line);
-    };
-    LINE.with(|current| *current.borrow_mut() = Some(text));
+    LINE.with(|current| *current.borrow_mut() = Some(line.clone()));
     let reset = Reset;
     let shared = decode(line);
     drop(reset);

@@ -148,18 +148,6 @@ enum LongLine {
     Heap(Vec<u8>),
 }
 
-/// A line's bytes in a mapping, as a [`Bytes`] owner.
-struct MappedLine {
-    map: memmap2::MmapMut,
-    len: usize,
-}
-
-impl AsRef<[u8]> for MappedLine {
-    fn as_ref(&self) -> &[u8] {
-        &self.map[..self.len]
-    }
-}
-
 impl LongLine {
     /// Room for `capacity` bytes.
     fn new(capacity: usize) -> Self {
@@ -197,7 +185,7 @@ impl LongLine {
 
     fn into_bytes(self) -> Bytes {
         match self {
-            LongLine::Mapped { map, len } => Bytes::from_owner(MappedLine { map, len }),
+            LongLine::Mapped { map, len } => Bytes::from_owner(map).slice(..len),
             LongLine::Heap(bytes) => Bytes::from(bytes),
         }
     }

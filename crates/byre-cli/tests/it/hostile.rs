@@ -126,9 +126,11 @@ async fn stalled_reader(lines: usize, size: usize, output: &str, newlines: bool)
     command
         .env(
             "BYRE_HOSTILE_ARGS",
-            format!("--mode big --lines {lines} --size {size}"),
+            format!(
+                "--mode big --lines {lines} --size {size}{}",
+                if newlines { " --newlines" } else { "" }
+            ),
         )
-        .env("BYRE_HOSTILE_NEWLINES", if newlines { "1" } else { "0" })
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null());

@@ -10,7 +10,8 @@
 //! - `stall`: before reading anything after `initialize`, write `--lines N` messages of
 //!   `--size BYTES` (more than a pipe holds): the host must read them while its own writes
 //!   wait; then answer as `answer` does.
-//! - `big`: `--lines N` messages of `--size BYTES`, then the `result`.
+//! - `big`: `--lines N` messages of `--size BYTES`, then the `result`; with `--newlines`, the
+//!   text has a newline (an escape in the JSON) every 80 bytes.
 //! - `tasks`: a background task started and finished, then the `result`.
 //! - `flood-on-eof`: as `answer`; when stdin ends, `--lines N` messages of `--size BYTES`
 //!   before exiting.
@@ -38,6 +39,7 @@ fn main() {
     let mode = value("--mode").unwrap_or_else(|| "answer".into());
     let result = value("--result").unwrap_or_else(|| "done".into());
     let (lines, size) = (number("--lines", 0), number("--size", 1000));
+    let newlines = args.iter().any(|a| a == "--newlines");
     let stdin = std::io::stdin();
     let mut input = stdin.lock().lines();
     let mut out = std::io::stdout().lock();
@@ -58,7 +60,7 @@ fn main() {
     let _ = writeln!(out, "{answer}");
     let _ = out.flush();
     if mode == "stall" {
-        write_messages(&mut out, lines, size);
+        write_messages(&mut out, lines, size, newlines);
     }
     for line in input {
         let Ok(line) = line else { break };
@@ -70,7 +72,7 @@ fn main() {
                 if args.iter().any(|a| a == "--hold") {
                     hold_stdout();
                 }
-                write_messages(&mut out, 1, 100);
+                write_messages(&mut out, 1, 100, false);
                 eprintln!("byre-hostile: crashing mid-turn");
                 std::process::exit(3);
             }
@@ -80,7 +82,7 @@ fn main() {
                 // Still running, still reading: until stdin ends.
                 continue;
             }
-            "big" => write_messages(&mut out, lines, size),
+            "big" => write_messages(&mut out, lines, size, newlines),
             "tasks" => write_task(&mut out),
             _ => {}
         }
@@ -95,15 +97,15 @@ fn main() {
         let _ = out.flush();
     }
     if mode == "flood-on-eof" {
-        write_messages(&mut out, lines, size);
+        write_messages(&mut out, lines, size, newlines);
     }
 }
 
 /// `count` assistant messages whose text is `size` bytes: lines of 79 `x` and a newline (an
-/// escape in the JSON, as in any real answer) with `BYRE_HOSTILE_NEWLINES=1`, else all `x`.
-fn write_messages(out: &mut impl Write, count: usize, size: usize) {
-    let text = match std::env::var("BYRE_HOSTILE_NEWLINES").as_deref() {
-        Ok("1") => {
+/// escape in the JSON, as in any real answer) with `newlines`, else all `x`.
+fn write_messages(out: &mut impl Write, count: usize, size: usize, newlines: bool) {
+    let text = match newlines {
+        true => {
             let mut text = format!("{}\\n", "x".repeat(79)).repeat(size / 81 + 1);
             text.truncate(size);
             if text.ends_with('\\') {
@@ -112,7 +114,7 @@ fn write_messages(out: &mut impl Write, count: usize, size: usize) {
             }
             text
         }
-        _ => "x".repeat(size),
+        false => "x".repeat(size),
     };
     for _ in 0..count {
         let line = format!(
