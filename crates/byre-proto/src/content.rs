@@ -90,6 +90,16 @@ impl Serialize for MessageContent {
     }
 }
 
+impl crate::wire::Direct for MessageContent {
+    fn direct(cursor: &mut crate::wire::Cursor<'_>) -> Option<Self> {
+        match cursor.peek()? {
+            b'"' => crate::wire::Direct::direct(cursor).map(MessageContent::Text),
+            b'[' => crate::wire::Direct::direct(cursor).map(MessageContent::Blocks),
+            _ => None,
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for MessageContent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct ContentVisitor;

@@ -111,7 +111,7 @@ impl crate::wire::FindUnknown for AnyMessage {
 }
 
 /// A top-level union that can be decoded with its tag known in advance.
-trait TopLevel: DeserializeOwned {
+pub(crate) trait TopLevel: DeserializeOwned {
     fn with_tag<'de, D: serde::Deserializer<'de>>(tag: &str, d: D) -> Result<Self, D::Error>;
 }
 
@@ -147,7 +147,10 @@ macro_rules! top_level {
                 // to the byte parser, which finds where, and then to the fallback, which
                 // reports it.
                 let decoded = match simdutf8::basic::from_utf8(line) {
-                    Ok(text) => decode_top_level::<$name>(text),
+                    Ok(text) => match direct::<$name>(text) {
+                        Some(message) => return Ok(message),
+                        None => decode_top_level::<$name>(text),
+                    },
                     Err(_) => serde_json::from_slice::<$name>(line),
                 };
                 match decoded {
@@ -210,11 +213,21 @@ macro_rules! top_level {
 top_level!(CliMessage);
 top_level!(HostMessage);
 
+/// Decodes a line without serde when it takes the common shape (see [`crate::wire::Cursor`]):
+/// its `type` first, and not while a long line is being shared (whose texts the serde path
+/// makes).
+fn direct<T: crate::wire::Direct>(line: &str) -> Option<T> {
+    if !type_comes_first(line.as_bytes()) || crate::text::sharing_now() {
+        return None;
+    }
+    crate::wire::direct_line(line)
+}
+
 /// Decodes a top-level message. When `type` is not the first key (as in `result` lines), its
 /// value is found first so that no key needs to be buffered: by a quick search for the key's
 /// text, checked while decoding (the first top-level `type` must hold that value), and when
 /// that does not hold, by a scan of the line's top-level keys.
-fn decode_top_level<T: TopLevel>(line: &str) -> serde_json::Result<T> {
+pub(crate) fn decode_top_level<T: TopLevel>(line: &str) -> serde_json::Result<T> {
     if type_comes_first(line.as_bytes()) {
         return serde_json::from_str(line);
     }

@@ -15,6 +15,7 @@
 //! Decoding never goes through `serde_json::Value` for the known parts of a message, which is
 //! what makes typed decoding faster than decoding to `Value`.
 
+mod direct;
 mod find;
 mod object;
 mod open_enum;
@@ -22,6 +23,7 @@ mod values;
 mod wire_enum;
 mod wire_struct;
 
+pub(crate) use self::direct::{direct_line, Cursor, Direct, DirectObject, Outer};
 pub(crate) use self::find::with_key;
 pub use self::find::FindUnknown;
 pub(crate) use self::object::{deserialize_object, from_value, Key, Tag, WireObject};

@@ -94,6 +94,13 @@ macro_rules! open_enum {
             }
         }
 
+        impl $crate::wire::Direct for $name {
+            #[inline]
+            fn direct(c: &mut $crate::wire::Cursor<'_>) -> Option<Self> {
+                c.string().map(|s| $name::from(s.as_ref()))
+            }
+        }
+
         impl $crate::wire::FindUnknown for $name {
             fn find_unknown(&self, _: &mut String, _: &mut Vec<String>) {}
         }

@@ -170,6 +170,85 @@ macro_rules! wire_enum {
                     }
                 }
             }
+        impl $crate::wire::DirectObject for $name {
+            #[inline]
+            fn direct_accept<'a>(
+                p: &mut Partial,
+                key: std::borrow::Cow<'a, str>,
+                c: &mut $crate::wire::Cursor<'a>,
+            ) -> Option<()> {
+                match p {
+                    Partial::Pending(buffered) => {
+                        if key == $tag {
+                            let tag = $crate::wire::Tag::Str(c.string()?);
+                            let buffered = std::mem::take(buffered);
+                            *p = start::<serde_json::Error>(tag, buffered).ok()?;
+                            if let Partial::Unknown(_) = p {
+                                return None;
+                            }
+                        } else {
+                            let value = <serde_json::Value as $crate::wire::Direct>::direct(c)?;
+                            buffered.push((key.into_owned(), value));
+                        }
+                    }
+                    _ if key == $tag => {
+                        c.serde::<serde::de::IgnoredAny>()?;
+                    }
+                    $( Partial::$var(inner) => {
+                        <$ty as $crate::wire::DirectObject>::direct_accept(inner, key, c)?;
+                    } )*
+                    Partial::Unknown(_) => return None,
+                }
+                Some(())
+            }
+
+            /// When the tag is the next key, the variant decodes the rest of the object
+            /// itself (nothing is buffered, and the partial value is not moved twice).
+            #[inline]
+            fn direct_fields(
+                c: &mut $crate::wire::Cursor<'_>,
+                first: bool,
+                outer: Option<&$crate::wire::Outer<'_>>,
+            ) -> Option<Self> {
+                let mark = c.mark();
+                if c.next_key(first)?.is_some_and(|key| key == $tag) {
+                    let tag = c.string()?;
+                    let outer = Some(&$crate::wire::Outer { tag: $tag, up: outer });
+                    return match tag.as_ref() {
+                        $( $vtag => <$ty as $crate::wire::DirectObject>::direct_fields(
+                            c, false, outer,
+                        ).map($name::$var), )*
+                        _ => None,
+                    };
+                }
+                c.back(mark);
+                let mut partial = Partial::default();
+                c.keys(first, |c, key| match $crate::wire::Outer::holds(outer, &key) {
+                    true => None,
+                    false => <Self as $crate::wire::DirectObject>::direct_accept(
+                        &mut partial, key, c,
+                    ),
+                })?;
+                <Self as $crate::wire::DirectObject>::direct_finish(partial)
+            }
+
+            fn direct_finish(p: Partial) -> Option<Self> {
+                match p {
+                    $( Partial::$var(inner) => {
+                        <$ty as $crate::wire::DirectObject>::direct_finish(inner).map($name::$var)
+                    } )*
+                    Partial::Pending(_) | Partial::Unknown(_) => None,
+                }
+            }
+        }
+
+        impl $crate::wire::Direct for $name {
+            #[inline]
+            fn direct(c: &mut $crate::wire::Cursor<'_>) -> Option<Self> {
+                <Self as $crate::wire::DirectObject>::direct_object(c)
+            }
+        }
+
         impl $name {
             /// Decodes an object whose tag is already known (found by a scan), so the keys
             /// before the tag need not be buffered. The first tag key must hold `tag` (an

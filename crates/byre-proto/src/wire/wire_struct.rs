@@ -146,6 +146,36 @@ macro_rules! wire_struct {
             }
         };
 
+        impl $crate::wire::DirectObject for $name {
+            #[allow(unused_variables)]
+            #[inline]
+            fn direct_accept<'a>(
+                p: &mut <Self as $crate::wire::WireObject>::Partial,
+                key: std::borrow::Cow<'a, str>,
+                c: &mut $crate::wire::Cursor<'a>,
+            ) -> Option<()> {
+                #[allow(non_camel_case_types, dead_code, clippy::enum_variant_names)]
+                enum Field { $( $field, )* }
+                match key.as_ref() {
+                    $( $key => {
+                        $crate::wire::wire_struct!(@direct $kind $ty, p, $field, Field::$field, c);
+                    } )*
+                    _ => {
+                        let v = <serde_json::Value as $crate::wire::Direct>::direct(c)?;
+                        p.extra.insert(key.into_owned(), v);
+                    }
+                }
+                Some(())
+            }
+        }
+
+        impl $crate::wire::Direct for $name {
+            #[inline]
+            fn direct(c: &mut $crate::wire::Cursor<'_>) -> Option<Self> {
+                <Self as $crate::wire::DirectObject>::direct_object(c)
+            }
+        }
+
         impl serde::Serialize for $name {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 use serde::ser::SerializeMap as _;
@@ -209,6 +239,17 @@ macro_rules! wire_struct {
     (@accept_value opt $ty:ty, $p:ident, $field:ident, $bit:expr, $value:ident) => {
         $p.$field = $crate::wire::from_value::<Option<$ty>, E>($value)?;
         $p.extra.set_null_bit($bit as u32, $p.$field.is_none());
+    };
+
+    (@direct req $ty:ty, $p:ident, $field:ident, $bit:expr, $c:ident) => {
+        $p.$field = Some(<$ty as $crate::wire::Direct>::direct($c)?);
+    };
+    (@direct opt $ty:ty, $p:ident, $field:ident, $bit:expr, $c:ident) => {
+        $p.$field = <Option<$ty> as $crate::wire::Direct>::direct($c)?;
+        $p.extra.set_null_bit($bit as u32, $p.$field.is_none());
+    };
+    (@direct any $ty:ty, $p:ident, $field:ident, $bit:expr, $c:ident) => {
+        $p.$field = Some(<$ty as $crate::wire::Direct>::direct($c)?);
     };
 
     (@finish req $slot:expr, $key:literal) => {

@@ -1,0 +1,515 @@
+//! Decoding a line straight into the wire types, without serde's visitors: a cursor over the
+//! line's text and a [`Direct`] decoder per type. It gives up (`None`) at anything it does not
+//! expect, and the serde path decodes the line instead, so it only ever makes what the serde
+//! path would make, faster.
+//!
+//! What it takes on itself is the common case: objects whose tag comes first, strings without
+//! escapes (borrowed from the line until they are stored), non-negative integers, `null`,
+//! `true` and `false`, lists, and every known field of every wire type. Strings with escapes,
+//! other numbers and free-form values ([`Value`], [`RawJson`](super::RawJson)) are cut out of
+//! the line and handed to serde_json as they are, so their decoding is serde_json's own. It
+//! gives up on an unknown tag, a tag that is not a plain string, a missing required field, a
+//! top-level `type` that is not the first key, nesting deeper than [`MAX_DEPTH`], and any
+//! text that is not JSON.
+
+use std::borrow::Cow;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// Nesting past this depth is left to the serde path (whose parser stops at 128, counted from
+/// the line's start; a value handed to serde_json starts a count of its own).
+const MAX_DEPTH: usize = 64;
+
+/// The nesting serde_json's parser allows before it fails.
+const SERDE_DEPTH: usize = 120;
+
+/// An upper bound of how deep `text` nests (brackets in strings counted too).
+fn nesting(text: &str) -> usize {
+    memchr::memchr2_iter(b'{', b'[', text.as_bytes()).count()
+}
+
+/// A position in a line's text.
+pub(crate) struct Cursor<'a> {
+    text: &'a str,
+    pos: usize,
+    depth: usize,
+}
+
+impl<'a> Cursor<'a> {
+    pub(crate) fn new(text: &'a str) -> Self {
+        Cursor {
+            text,
+            pos: 0,
+            depth: 0,
+        }
+    }
+
+    /// The next byte after whitespace, without taking it.
+    #[inline]
+    pub(crate) fn peek(&mut self) -> Option<u8> {
+        let bytes = self.text.as_bytes();
+        while let Some(&b) = bytes.get(self.pos) {
+            if !matches!(b, b' ' | b'\n' | b'\t' | b'\r') {
+                return Some(b);
+            }
+            self.pos += 1;
+        }
+        None
+    }
+
+    /// Takes `byte` (after whitespace).
+    #[inline]
+    fn eat(&mut self, byte: u8) -> Option<()> {
+        (self.peek()? == byte).then(|| self.pos += 1)
+    }
+
+    /// Takes the literal `word` (after whitespace).
+    #[inline]
+    fn word(&mut self, word: &str) -> Option<()> {
+        self.peek()?;
+        let found = self.text.as_bytes()[self.pos..].starts_with(word.as_bytes());
+        found.then(|| self.pos += word.len())
+    }
+
+    /// Whether only whitespace is left.
+    pub(crate) fn at_end(&mut self) -> bool {
+        self.peek().is_none()
+    }
+
+    /// Takes a `null` if one comes next.
+    #[inline]
+    pub(crate) fn null(&mut self) -> bool {
+        self.peek() == Some(b'n') && self.word("null").is_some()
+    }
+
+    /// A string: borrowed from the line when it has no escapes, else unescaped by serde_json.
+    #[inline]
+    pub(crate) fn string(&mut self) -> Option<Cow<'a, str>> {
+        self.eat(b'"')?;
+        let start = self.pos;
+        let bytes = self.text.as_bytes();
+        let end = plain_end(bytes, start);
+        match bytes.get(end)? {
+            b'"' => {
+                self.pos = end + 1;
+                self.text.get(start..end).map(Cow::Borrowed)
+            }
+            b'\\' => {
+                let (text, close) = unescape(self.text, start, end)?;
+                self.pos = close + 1;
+                Some(Cow::Owned(text))
+            }
+            _ => None,
+        }
+    }
+
+    /// A non-negative integer without fraction or exponent; anything else gives up.
+    #[inline]
+    pub(crate) fn unsigned(&mut self) -> Option<u64> {
+        self.peek()?;
+        let bytes = self.text.as_bytes();
+        let start = self.pos;
+        let mut n: u64 = 0;
+        let mut at = start;
+        while let Some(&b) = bytes.get(at).filter(|b| b.is_ascii_digit()) {
+            n = n.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+            at += 1;
+        }
+        let digits = at - start;
+        let leading_zero = digits > 1 && bytes[start] == b'0';
+        let more = matches!(bytes.get(at), Some(b'.' | b'e' | b'E'));
+        if digits == 0 || leading_zero || more {
+            return None;
+        }
+        self.pos = at;
+        Some(n)
+    }
+
+    /// The next value, decoded by serde_json from here (which checks it as it goes).
+    pub(crate) fn serde<T: DeserializeOwned>(&mut self) -> Option<T> {
+        self.peek()?;
+        let rest = &self.text[self.pos..];
+        let mut values = serde_json::Deserializer::from_str(rest).into_iter::<T>();
+        let value = values.next()?.ok()?;
+        let len = values.byte_offset();
+        // serde_json counts nesting from the value's start, the serde path from the line's:
+        // give up where the two limits could differ.
+        if self.depth + len > SERDE_DEPTH && self.depth + nesting(&rest[..len]) > SERDE_DEPTH {
+            return None;
+        }
+        self.pos += len;
+        Some(value)
+    }
+
+    /// Opens an object.
+    #[inline]
+    pub(crate) fn open(&mut self) -> Option<()> {
+        self.eat(b'{')?;
+        self.enter()
+    }
+
+    /// The next key of an open object (`first` when none was read yet), the cursor then at its
+    /// value; `None` inside when the object ends here (its `}` is left for [`Cursor::keys`]).
+    #[inline]
+    pub(crate) fn next_key(&mut self, first: bool) -> Option<Option<Cow<'a, str>>> {
+        match self.peek()? {
+            b'}' => return Some(None),
+            b',' if !first => self.pos += 1,
+            _ if first => {}
+            _ => return None,
+        }
+        let key = self.string()?;
+        self.eat(b':')?;
+        Some(Some(key))
+    }
+
+    /// The rest of an open object (`first` when no key was read yet): `each` is called with
+    /// every key, the cursor at its value; then the object is closed.
+    #[inline]
+    pub(crate) fn keys(
+        &mut self,
+        mut first: bool,
+        mut each: impl FnMut(&mut Self, Cow<'a, str>) -> Option<()>,
+    ) -> Option<()> {
+        while let Some(key) = self.next_key(first)? {
+            each(self, key)?;
+            first = false;
+        }
+        self.pos += 1;
+        self.depth -= 1;
+        Some(())
+    }
+
+    /// Where the cursor is, to come back to.
+    pub(crate) fn mark(&self) -> (usize, usize) {
+        (self.pos, self.depth)
+    }
+
+    /// Comes back to a [`Cursor::mark`].
+    pub(crate) fn back(&mut self, (pos, depth): (usize, usize)) {
+        self.pos = pos;
+        self.depth = depth;
+    }
+
+    /// A list: `each` is called with the cursor at every element.
+    #[inline]
+    pub(crate) fn array(&mut self, mut each: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.eat(b'[')?;
+        self.enter()?;
+        if self.peek()? == b']' {
+            self.pos += 1;
+        } else {
+            loop {
+                each(self)?;
+                match self.peek()? {
+                    b',' => self.pos += 1,
+                    b']' => {
+                        self.pos += 1;
+                        break;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        self.depth -= 1;
+        Some(())
+    }
+
+    fn enter(&mut self) -> Option<()> {
+        self.depth += 1;
+        (self.depth <= MAX_DEPTH).then_some(())
+    }
+}
+
+/// Where the plain part of a string that starts at `from` ends: at its closing quote, a
+/// backslash, a control byte (not allowed in JSON strings) or the end. Eight bytes at a time.
+#[inline]
+fn plain_end(bytes: &[u8], from: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut at = from;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        let quote = word ^ (ONES * u64::from(b'"'));
+        let backslash = word ^ (ONES * u64::from(b'\\'));
+        // A byte of zero in `quote` or `backslash`, or a byte below 0x20 in `word`, sets the
+        // high bit of its lane (the lowest such lane exactly; higher ones are checked below).
+        let found = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (word.wrapping_sub(ONES * 0x20) & !word);
+        let found = found & HIGH;
+        if found != 0 {
+            at += (found.trailing_zeros() / 8) as usize;
+            break;
+        }
+        at += 8;
+    }
+    while let Some(&b) = bytes.get(at) {
+        if matches!(b, b'"' | b'\\' | 0..=0x1f) {
+            break;
+        }
+        at += 1;
+    }
+    at
+}
+
+/// Unescapes the string whose text starts at `start` and whose first escape is at `escape`:
+/// the text and the position of the closing quote. Gives up on a bad escape, a control byte and
+/// a lone surrogate (which the serde path turns into U+FFFD).
+fn unescape(text: &str, start: usize, escape: usize) -> Option<(String, usize)> {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(escape - start + 16);
+    out.push_str(text.get(start..escape)?);
+    let mut at = escape;
+    loop {
+        // `at` is at a backslash.
+        let unescaped = match *bytes.get(at + 1)? {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let high = hex4(bytes.get(at + 2..at + 6)?)?;
+                at += 6;
+                let code = match high {
+                    0xd800..=0xdbff => {
+                        if bytes.get(at..at + 2)? != b"\\u" {
+                            return None;
+                        }
+                        let low = hex4(bytes.get(at + 2..at + 6)?)?;
+                        if !(0xdc00..=0xdfff).contains(&low) {
+                            return None;
+                        }
+                        at += 6;
+                        0x10000 + ((high - 0xd800) << 10) + (low - 0xdc00)
+                    }
+                    0xdc00..=0xdfff => return None,
+                    _ => high,
+                };
+                out.push(char::from_u32(code)?);
+                let end = plain_end(bytes, at);
+                out.push_str(text.get(at..end)?);
+                at = end;
+                match *bytes.get(at)? {
+                    b'"' => return Some((out, at)),
+                    b'\\' => continue,
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        out.push(unescaped);
+        at += 2;
+        let end = plain_end(bytes, at);
+        out.push_str(text.get(at..end)?);
+        at = end;
+        match *bytes.get(at)? {
+            b'"' => return Some((out, at)),
+            b'\\' => {}
+            _ => return None,
+        }
+    }
+}
+
+/// Four hex digits.
+fn hex4(digits: &[u8]) -> Option<u32> {
+    digits.iter().try_fold(0u32, |n, &d| {
+        let v = (d as char).to_digit(16)?;
+        Some(n * 16 + v)
+    })
+}
+
+/// A type decoded straight from a [`Cursor`]; `None` leaves the line to the serde path.
+pub(crate) trait Direct: Sized {
+    fn direct(cursor: &mut Cursor<'_>) -> Option<Self>;
+}
+
+/// The tags of the unions a value sits in (their keys, repeated inside it, are left to the
+/// serde path, which ignores them).
+pub(crate) struct Outer<'t> {
+    pub(crate) tag: &'static str,
+    pub(crate) up: Option<&'t Outer<'t>>,
+}
+
+impl Outer<'_> {
+    pub(crate) fn holds(outer: Option<&Outer<'_>>, key: &str) -> bool {
+        let mut at = outer;
+        while let Some(o) = at {
+            if o.tag == key {
+                return true;
+            }
+            at = o.up;
+        }
+        false
+    }
+}
+
+/// A wire object decoded key by key (so that a union can pass it the keys after its tag).
+pub(crate) trait DirectObject: super::WireObject {
+    /// Takes one key, the cursor at its value.
+    fn direct_accept<'a>(
+        partial: &mut Self::Partial,
+        key: Cow<'a, str>,
+        cursor: &mut Cursor<'a>,
+    ) -> Option<()>;
+
+    /// Builds the value; `None` where the serde path would fail.
+    fn direct_finish(partial: Self::Partial) -> Option<Self> {
+        Self::finish::<serde_json::Error>(partial).ok()
+    }
+
+    /// Decodes the rest of an open object (`first` when no key was read yet) and closes it.
+    #[inline]
+    fn direct_fields(
+        cursor: &mut Cursor<'_>,
+        first: bool,
+        outer: Option<&Outer<'_>>,
+    ) -> Option<Self> {
+        let mut partial = Self::Partial::default();
+        cursor.keys(first, |cursor, key| match Outer::holds(outer, &key) {
+            true => None,
+            false => Self::direct_accept(&mut partial, key, cursor),
+        })?;
+        Self::direct_finish(partial)
+    }
+
+    /// Decodes a whole object.
+    #[inline]
+    fn direct_object(cursor: &mut Cursor<'_>) -> Option<Self> {
+        cursor.open()?;
+        Self::direct_fields(cursor, true, None)
+    }
+}
+
+impl<T: DirectObject> DirectObject for Box<T> {
+    fn direct_accept<'a>(
+        partial: &mut Self::Partial,
+        key: Cow<'a, str>,
+        cursor: &mut Cursor<'a>,
+    ) -> Option<()> {
+        T::direct_accept(partial, key, cursor)
+    }
+
+    fn direct_finish(partial: Self::Partial) -> Option<Self> {
+        T::direct_finish(*partial).map(Box::new)
+    }
+
+    #[inline]
+    fn direct_fields(
+        cursor: &mut Cursor<'_>,
+        first: bool,
+        outer: Option<&Outer<'_>>,
+    ) -> Option<Self> {
+        T::direct_fields(cursor, first, outer).map(Box::new)
+    }
+}
+
+/// Decodes one whole line as `T` (its first key must be `type`), or gives up.
+pub(crate) fn direct_line<T: Direct>(line: &str) -> Option<T> {
+    let mut cursor = Cursor::new(line);
+    let value = T::direct(&mut cursor)?;
+    cursor.at_end().then_some(value)
+}
+
+impl Direct for String {
+    #[inline]
+    fn direct(cursor: &mut Cursor<'_>) -> Option<Self> {
+        cursor.string().map(Cow::into_owned)
+    }
+}
+
+impl Direct for crate::Text {
+    #[inline]
+    fn direct(cursor: &mut Cursor<'_>) -> Option<Self> {
+        cursor.string().map(crate::Text::from)
+    }
+}
+
+impl Direct for bool {
+    #[inline]
+    fn direct(cursor: &mut Cursor<'_>) -> Option<Self> {
+        match cursor.peek()? {
+            b't' => cursor.word("true").map(|()| true),
+            b'f' => cursor.word("false").map(|()| false),
+            _ => None,
+        }
+    }
+}
+
+impl Direct for u64 {
+    #[inline]
+    fn direct(cursor: &mut Cursor<'_>) -> Option<Self> {
+        cursor.unsigned()
+    }
+}
+
+impl<T: Direct> Direct for Option<T> {
+    #[inline]
+    fn direct(cursor: &mut Cursor<'_>) -> Option<Self> {
+        match cursor.null() {
+            true => Some(None),
+            false => T::direct(cursor).map(Some),
+        }
+    }
+}
+
+impl<T: Direct> Direct for Vec<T> {
+    #[inline]
+    fn direct(cursor: &mut Cursor<'_>) -> Option<Self> {
+        let mut items = Vec::new();
+        cursor.array(|cursor| {
+            items.push(T::direct(cursor)?);
+            Some(())
+        })?;
+        Some(items)
+    }
+}
+
+impl<T: Direct> Direct for Box<T> {
+    #[inline]
+    fn direct(cursor: &mut Cursor<'_>) -> Option<Self> {
+        T::direct(cursor).map(Box::new)
+    }
+}
+
+/// Types whose decoding stays serde_json's: their text is cut out and handed to it.
+macro_rules! direct_by_serde {
+    ($($ty:ty),* $(,)?) => {
+        $(
+            impl Direct for $ty {
+                fn direct(cursor: &mut Cursor<'_>) -> Option<Self> {
+                    cursor.serde()
+                }
+            }
+        )*
+    };
+}
+
+direct_by_serde!(
+    Value,
+    serde_json::Number,
+    super::RawJson,
+    u8,
+    u16,
+    u32,
+    i32,
+    i64,
+    f32,
+    f64,
+    serde_json::Map<String, Value>,
+);
+
+impl<K: DeserializeOwned + Ord, V: DeserializeOwned> Direct for std::collections::BTreeMap<K, V> {
+    fn direct(cursor: &mut Cursor<'_>) -> Option<Self> {
+        cursor.serde()
+    }
+}
+
+#[cfg(test)]
+#[path = "direct_tests.rs"]
+mod tests;

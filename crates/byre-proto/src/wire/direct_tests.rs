@@ -1,0 +1,198 @@
+//! Tests of the direct decoder: on every recorded line, and on thousands of lines changed at
+//! random from them, whatever it decodes equals what the serde path decodes.
+
+use std::path::Path;
+
+use crate::decode::decode_top_level;
+use crate::message::{CliMessage, HostMessage};
+
+use super::{direct_line, Cursor};
+
+/// Every recorded message line (`recv` and `send`), as the CLI or host wrote it.
+fn corpus() -> Vec<(bool, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/transcripts");
+    let mut files = Vec::new();
+    let mut dirs = vec![root];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("the transcripts folder") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    let mut lines = Vec::new();
+    for file in files {
+        for line in std::fs::read_to_string(&file)
+            .expect("a transcript")
+            .lines()
+        {
+            #[derive(serde::Deserialize)]
+            struct Entry<'a> {
+                dir: &'a str,
+                #[serde(borrow)]
+                msg: Option<&'a serde_json::value::RawValue>,
+            }
+            let entry: Entry<'_> = serde_json::from_str(line).expect("a transcript line");
+            if let Some(msg) = entry.msg {
+                lines.push((entry.dir == "recv", msg.get().to_owned()));
+            }
+        }
+    }
+    assert!(
+        lines.len() > 1000,
+        "the corpus is there: {} lines",
+        lines.len()
+    );
+    lines
+}
+
+/// Decodes `line` both ways; true when the direct decoder took it. Panics when it made
+/// something the serde path does not.
+fn same(recv: bool, line: &str) -> bool {
+    fn check<T: super::Direct + crate::decode::TopLevel + std::fmt::Debug + PartialEq>(
+        line: &str,
+    ) -> bool {
+        let Some(direct) = direct_line::<T>(line) else {
+            return false;
+        };
+        match decode_top_level::<T>(line) {
+            Ok(serde) => assert_eq!(direct, serde, "decoded differently: {line}"),
+            Err(e) => panic!("decoded directly, but serde fails ({e}): {line}"),
+        }
+        true
+    }
+    match recv {
+        true => check::<CliMessage>(line),
+        false => check::<HostMessage>(line),
+    }
+}
+
+#[test]
+fn every_recorded_line_decodes_as_through_serde() {
+    let corpus = corpus();
+    let direct = corpus
+        .iter()
+        .filter(|(recv, line)| same(*recv, line))
+        .count();
+    eprintln!(
+        "{direct} of {} recorded lines decoded directly",
+        corpus.len()
+    );
+    // Nearly every recorded line takes the direct path (a `result` line, whose `type` comes
+    // last, and lines with unknown parts do not).
+    assert!(
+        direct * 10 >= corpus.len() * 8,
+        "{direct} of {} lines decoded directly",
+        corpus.len()
+    );
+}
+
+/// A small deterministic generator (xorshift), so failures repeat.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// `line` with one change at a random place: whitespace, an escape, another number, another
+/// literal, an unknown key, a deep value, or a cut.
+fn mutate(line: &str, random: &mut Random) -> String {
+    let bytes = line.as_bytes();
+    // A place between tokens or inside a string: any ASCII position will do.
+    let mut at = random.below(bytes.len());
+    while !line.is_char_boundary(at) {
+        at -= 1;
+    }
+    let (head, tail) = line.split_at(at);
+    const PIECES: &[&str] = &[
+        " ",
+        "\n\t ",
+        "\\n",
+        "\\\"",
+        "\\u00e9",
+        "\\ud83d\\ude00",
+        "\\ud800",
+        "\\/",
+        "1.5",
+        "-1",
+        "01",
+        "1e3",
+        "18446744073709551616",
+        "null",
+        "true",
+        "\"x\"",
+        "\"zz_unknown\":{\"a\":[1,2.5,null,\"\\n\"]},",
+        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+        "\u{1}",
+        "",
+    ];
+    let piece = PIECES[random.below(PIECES.len())];
+    match random.below(4) {
+        // Insert.
+        0 | 1 => format!("{head}{piece}{tail}"),
+        // Replace the next few bytes.
+        2 => {
+            let mut cut = (at + 1 + random.below(6)).min(line.len());
+            while !line.is_char_boundary(cut) {
+                cut += 1;
+            }
+            format!("{head}{piece}{}", &line[cut..])
+        }
+        // Cut the line short.
+        _ => head.to_owned(),
+    }
+}
+
+#[test]
+fn changed_lines_decode_as_through_serde() {
+    let corpus = corpus();
+    let mut random = Random(0x9e37_79b9_7f4a_7c15);
+    let (mut tried, mut direct) = (0, 0);
+    for _ in 0..20_000 {
+        let (recv, line) = &corpus[random.below(corpus.len())];
+        let changed = mutate(line, &mut random);
+        tried += 1;
+        direct += usize::from(same(*recv, &changed));
+    }
+    eprintln!("{direct} of {tried} changed lines decoded directly");
+    // Many changes keep the line valid and typed (whitespace, escapes in strings, unknown keys).
+    assert!(
+        direct * 5 >= tried,
+        "{direct} of {tried} changed lines decoded directly"
+    );
+}
+
+#[test]
+fn the_cursor_reads_strings_numbers_and_hands_values_to_serde_json() {
+    let mut c = Cursor::new(r#" "plain" "es\"c\u00e9" 0 42 18446744073709551615 "#);
+    assert_eq!(c.string().as_deref(), Some("plain"));
+    assert_eq!(c.string().as_deref(), Some("es\"cé"));
+    assert_eq!(c.unsigned(), Some(0));
+    assert_eq!(c.unsigned(), Some(42));
+    assert_eq!(c.unsigned(), Some(u64::MAX));
+    assert!(c.at_end());
+    // Not plain integers: given up, the cursor where it was.
+    for text in ["18446744073709551616", "01", "1.5", "1e3", "-1", "x"] {
+        assert_eq!(Cursor::new(text).unsigned(), None, "{text}");
+    }
+    // A control byte in a string is not JSON.
+    assert_eq!(Cursor::new("\"a\u{1}b\"").string(), None);
+    // A value left to serde_json: decoded from where the cursor is, which moves past it.
+    let mut c = Cursor::new(r#"{"a":[1,"]}",{"b":null}]} , -2.5e3]"#);
+    let value: serde_json::Value = c.serde().expect("a value");
+    assert_eq!(value, serde_json::json!({"a": [1, "]}", {"b": null}]}));
+    assert_eq!(c.peek(), Some(b','));
+}
