@@ -111,8 +111,9 @@ impl crate::wire::FindUnknown for AnyMessage {
 }
 
 /// A top-level union that can be decoded with its tag known in advance.
-pub(crate) trait TopLevel: DeserializeOwned {
+pub(crate) trait TopLevel: DeserializeOwned + crate::wire::Direct {
     fn with_tag<'de, D: serde::Deserializer<'de>>(tag: &str, d: D) -> Result<Self, D::Error>;
+    fn direct_with_tag(cursor: &mut crate::wire::Cursor<'_>, tag: &str) -> Option<Self>;
 }
 
 macro_rules! top_level {
@@ -132,6 +133,10 @@ macro_rules! top_level {
                 d: D,
             ) -> Result<Self, D::Error> {
                 $name::deserialize_with_tag(tag, d)
+            }
+
+            fn direct_with_tag(cursor: &mut crate::wire::Cursor<'_>, tag: &str) -> Option<Self> {
+                $name::direct_with_tag(cursor, tag)
             }
         }
 
@@ -216,11 +221,16 @@ top_level!(HostMessage);
 /// Decodes a line without serde when it takes the common shape (see [`crate::wire::Cursor`]):
 /// its `type` first, and not while a long line is being shared (whose texts the serde path
 /// makes).
-fn direct<T: crate::wire::Direct>(line: &str) -> Option<T> {
-    if !type_comes_first(line.as_bytes()) || crate::text::sharing_now() {
+pub(crate) fn direct<T: TopLevel>(line: &str) -> Option<T> {
+    if crate::text::sharing_now() {
         return None;
     }
-    crate::wire::direct_line(line)
+    if type_comes_first(line.as_bytes()) {
+        return crate::wire::direct_line(line);
+    }
+    let mut cursor = crate::wire::Cursor::new(line);
+    let value = T::direct_with_tag(&mut cursor, first_type_value(line)?)?;
+    cursor.at_end().then_some(value)
 }
 
 /// Decodes a top-level message. When `type` is not the first key (as in `result` lines), its

@@ -460,7 +460,7 @@ pub(crate) fn sharing<T>(
 const SHARED_DEPTH: usize = 64;
 
 /// Whether `line`'s arrays and objects nest at most `max` deep (strings skipped).
-fn nested_within(line: &[u8], max: usize) -> bool {
+pub(crate) fn nested_within(line: &[u8], max: usize) -> bool {
     let (mut depth, mut at) = (0usize, 0usize);
     while at < line.len() {
         match line[at] {

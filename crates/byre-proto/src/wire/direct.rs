@@ -24,11 +24,6 @@ const MAX_DEPTH: usize = 64;
 /// The nesting serde_json's parser allows before it fails.
 const SERDE_DEPTH: usize = 120;
 
-/// An upper bound of how deep `text` nests (brackets in strings counted too).
-fn nesting(text: &str) -> usize {
-    memchr::memchr2_iter(b'{', b'[', text.as_bytes()).count()
-}
-
 /// A position in a line's text.
 pub(crate) struct Cursor<'a> {
     text: &'a str,
@@ -135,7 +130,10 @@ impl<'a> Cursor<'a> {
         let len = values.byte_offset();
         // serde_json counts nesting from the value's start, the serde path from the line's:
         // give up where the two limits could differ.
-        if self.depth + len > SERDE_DEPTH && self.depth + nesting(&rest[..len]) > SERDE_DEPTH {
+        let room = SERDE_DEPTH - self.depth;
+        let text = &rest.as_bytes()[..len];
+        let deep = || memchr::memchr2_iter(b'{', b'[', text).nth(room).is_some();
+        if len > room && deep() && !crate::text::nested_within(text, room) {
             return None;
         }
         self.pos += len;
@@ -504,9 +502,27 @@ direct_by_serde!(
     serde_json::Map<String, Value>,
 );
 
-impl<K: DeserializeOwned + Ord, V: DeserializeOwned> Direct for std::collections::BTreeMap<K, V> {
+impl<K: Direct + Ord, V: Direct> Direct for std::collections::BTreeMap<K, V> {
     fn direct(cursor: &mut Cursor<'_>) -> Option<Self> {
-        cursor.serde()
+        let mut map = std::collections::BTreeMap::new();
+        cursor.open()?;
+        let mut first = true;
+        loop {
+            match cursor.peek()? {
+                b'}' => break,
+                b',' if !first => cursor.pos += 1,
+                _ if first => {}
+                _ => return None,
+            }
+            first = false;
+            // A key is a JSON string, read as the key type reads one.
+            let key = K::direct(cursor)?;
+            cursor.eat(b':')?;
+            map.insert(key, V::direct(cursor)?);
+        }
+        cursor.pos += 1;
+        cursor.depth -= 1;
+        Some(map)
     }
 }
 

@@ -242,6 +242,35 @@ macro_rules! wire_enum {
             }
         }
 
+        impl $name {
+            /// Decodes an object whose tag was found by a scan, as
+            /// [`deserialize_with_tag`](Self::deserialize_with_tag) does, or gives up.
+            #[allow(dead_code)]
+            pub(crate) fn direct_with_tag(c: &mut $crate::wire::Cursor<'_>, tag: &str) -> Option<Self> {
+                c.open()?;
+                let tag_value = $crate::wire::Tag::Str(std::borrow::Cow::Borrowed(tag));
+                let mut partial = start::<serde_json::Error>(tag_value, Vec::new()).ok()?;
+                if let Partial::Unknown(_) = partial {
+                    return None;
+                }
+                let mut seen = false;
+                c.keys(true, |c, key| {
+                    if key != $tag {
+                        return <Self as $crate::wire::DirectObject>::direct_accept(
+                            &mut partial, key, c,
+                        );
+                    }
+                    if seen {
+                        return c.serde::<serde::de::IgnoredAny>().map(drop);
+                    }
+                    seen = true;
+                    (c.string()? == tag).then_some(())
+                })?;
+                seen.then_some(())?;
+                <Self as $crate::wire::DirectObject>::direct_finish(partial)
+            }
+        }
+
         impl $crate::wire::Direct for $name {
             #[inline]
             fn direct(c: &mut $crate::wire::Cursor<'_>) -> Option<Self> {
