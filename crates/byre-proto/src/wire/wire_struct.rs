@@ -158,7 +158,9 @@ macro_rules! wire_struct {
                 enum Field { $( $field, )* }
                 match key.as_ref() {
                     $( $key => {
-                        $crate::wire::wire_struct!(@direct $kind $ty, p, $field, Field::$field, c);
+                        let slot = &mut p.$field;
+                        let extra = &mut p.extra;
+                        $crate::wire::wire_struct!(@direct_ref $kind $ty, slot, extra, Field::$field, c);
                     } )*
                     _ => {
                         let v = <serde_json::Value as $crate::wire::Direct>::direct(c)?;
@@ -166,6 +168,42 @@ macro_rules! wire_struct {
                     }
                 }
                 Some(())
+            }
+
+            /// Decodes into a local per field and builds the value once at the end (no
+            /// partial value to move).
+            #[allow(unused_variables, unused_mut)]
+            #[inline]
+            fn direct_fields(
+                c: &mut $crate::wire::Cursor<'_>,
+                first: bool,
+                outer: Option<&$crate::wire::Outer<'_>>,
+            ) -> Option<Self> {
+                #[allow(non_camel_case_types, dead_code, clippy::enum_variant_names)]
+                enum Field { $( $field, )* }
+                $( let mut $field: Option<$ty> = None; )*
+                let mut extra = $crate::wire::Extra::default();
+                c.keys(first, |c, key| {
+                    if $crate::wire::Outer::holds(outer, &key) {
+                        return None;
+                    }
+                    match key.as_ref() {
+                        $( $key => {
+                            $crate::wire::wire_struct!(
+                                @direct $kind $ty, $field, extra, Field::$field, c
+                            );
+                        } )*
+                        _ => {
+                            let v = <serde_json::Value as $crate::wire::Direct>::direct(c)?;
+                            extra.insert(key.into_owned(), v);
+                        }
+                    }
+                    Some(())
+                })?;
+                Some($name {
+                    $( $field: $crate::wire::wire_struct!(@direct_finish $kind $field), )*
+                    extra,
+                })
             }
         }
 
@@ -241,16 +279,29 @@ macro_rules! wire_struct {
         $p.extra.set_null_bit($bit as u32, $p.$field.is_none());
     };
 
-    (@direct req $ty:ty, $p:ident, $field:ident, $bit:expr, $c:ident) => {
-        $p.$field = Some(<$ty as $crate::wire::Direct>::direct($c)?);
+    (@direct req $ty:ty, $slot:ident, $extra:ident, $bit:expr, $c:ident) => {
+        $slot = Some(<$ty as $crate::wire::Direct>::direct($c)?);
     };
-    (@direct opt $ty:ty, $p:ident, $field:ident, $bit:expr, $c:ident) => {
-        $p.$field = <Option<$ty> as $crate::wire::Direct>::direct($c)?;
-        $p.extra.set_null_bit($bit as u32, $p.$field.is_none());
+    (@direct opt $ty:ty, $slot:ident, $extra:ident, $bit:expr, $c:ident) => {
+        $slot = <Option<$ty> as $crate::wire::Direct>::direct($c)?;
+        $extra.set_null_bit($bit as u32, $slot.is_none());
     };
-    (@direct any $ty:ty, $p:ident, $field:ident, $bit:expr, $c:ident) => {
-        $p.$field = Some(<$ty as $crate::wire::Direct>::direct($c)?);
+    (@direct any $ty:ty, $slot:ident, $extra:ident, $bit:expr, $c:ident) => {
+        $slot = Some(<$ty as $crate::wire::Direct>::direct($c)?);
     };
+    (@direct_ref req $ty:ty, $slot:ident, $extra:ident, $bit:expr, $c:ident) => {
+        *$slot = Some(<$ty as $crate::wire::Direct>::direct($c)?);
+    };
+    (@direct_ref opt $ty:ty, $slot:ident, $extra:ident, $bit:expr, $c:ident) => {
+        *$slot = <Option<$ty> as $crate::wire::Direct>::direct($c)?;
+        $extra.set_null_bit($bit as u32, $slot.is_none());
+    };
+    (@direct_ref any $ty:ty, $slot:ident, $extra:ident, $bit:expr, $c:ident) => {
+        *$slot = Some(<$ty as $crate::wire::Direct>::direct($c)?);
+    };
+    (@direct_finish req $slot:ident) => { $slot? };
+    (@direct_finish opt $slot:ident) => { $slot };
+    (@direct_finish any $slot:ident) => { $slot };
 
     (@finish req $slot:expr, $key:literal) => {
         $slot.ok_or_else(|| E::missing_field($key))?
