@@ -488,18 +488,39 @@ macro_rules! direct_by_serde {
     };
 }
 
-direct_by_serde!(
-    Value,
-    serde_json::Number,
-    super::RawJson,
-    u8,
-    u16,
-    u32,
-    i32,
-    i64,
-    f32,
-    f64,
-    serde_json::Map<String, Value>,
+direct_by_serde!(Value, super::RawJson, serde_json::Map<String, Value>);
+
+/// Numbers: a non-negative integer is read in place (as serde_json reads it: an integer that
+/// fits, or that integer as a float), any other number is left to serde_json.
+macro_rules! direct_number {
+    ($($ty:ty => $from:expr),* $(,)?) => {
+        $(
+            impl Direct for $ty {
+                #[inline]
+                fn direct(cursor: &mut Cursor<'_>) -> Option<Self> {
+                    let mark = cursor.mark();
+                    match cursor.unsigned().map($from) {
+                        Some(Some(n)) => Some(n),
+                        Some(None) => {
+                            cursor.back(mark);
+                            cursor.serde()
+                        }
+                        None => cursor.serde(),
+                    }
+                }
+            }
+        )*
+    };
+}
+
+direct_number!(
+    serde_json::Number => |n: u64| Some(serde_json::Number::from(n)),
+    u8 => |n: u64| u8::try_from(n).ok(),
+    u16 => |n: u64| u16::try_from(n).ok(),
+    u32 => |n: u64| u32::try_from(n).ok(),
+    i32 => |n: u64| i32::try_from(n).ok(),
+    i64 => |n: u64| i64::try_from(n).ok(),
+    f64 => |n: u64| Some(n as f64),
 );
 
 impl<K: Direct + Ord, V: Direct> Direct for std::collections::BTreeMap<K, V> {

@@ -149,14 +149,19 @@ fn mutate(line: &str, random: &mut Random) -> String {
         "true",
         "\"x\"",
         "\"zz_unknown\":{\"a\":[1,2.5,null,\"\\n\"]},",
-        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
         "\u{1}",
         "",
     ];
     // Past serde_json's nesting limit of 128, counted from the line's start.
     let deep = format!("{}1{}", "[".repeat(125), "]".repeat(125));
-    let pick = random.below(PIECES.len() + 1);
-    let piece = PIECES.get(pick).copied().unwrap_or(&deep);
+    // Within it, but deep.
+    let nested = format!("{}1{}", "[".repeat(70), "]".repeat(70));
+    let pick = random.below(PIECES.len() + 2);
+    let piece = match pick.checked_sub(PIECES.len()) {
+        None => PIECES[pick],
+        Some(0) => &deep,
+        Some(_) => &nested,
+    };
     match random.below(4) {
         // Insert.
         0 | 1 => format!("{head}{piece}{tail}"),
@@ -212,4 +217,43 @@ fn the_cursor_reads_strings_numbers_and_hands_values_to_serde_json() {
     let value: serde_json::Value = c.serde().expect("a value");
     assert_eq!(value, serde_json::json!({"a": [1, "]}", {"b": null}]}));
     assert_eq!(c.peek(), Some(b','));
+}
+
+#[test]
+fn numbers_read_in_place_equal_serde_json_s() {
+    fn same<T: super::Direct + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(
+        text: &str,
+    ) {
+        let direct = T::direct(&mut Cursor::new(text));
+        let serde = serde_json::from_str::<T>(text).ok();
+        assert_eq!(direct, serde, "{text} as {}", std::any::type_name::<T>());
+    }
+    for text in [
+        "0",
+        "7",
+        "255",
+        "256",
+        "65536",
+        "2147483648",
+        "4294967296",
+        "9007199254740993",
+        "18446744073709551615",
+        "18446744073709551616",
+        "-0",
+        "-1",
+        "1.5",
+        "1e3",
+        "0.1",
+        "-2.5e-3",
+    ] {
+        same::<serde_json::Number>(text);
+        same::<u8>(text);
+        same::<u16>(text);
+        same::<u32>(text);
+        same::<i32>(text);
+        same::<i64>(text);
+        same::<u64>(text);
+        same::<f64>(text);
+        same::<serde_json::Value>(text);
+    }
 }

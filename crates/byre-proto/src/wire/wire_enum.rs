@@ -246,7 +246,10 @@ macro_rules! wire_enum {
             /// Decodes an object whose tag was found by a scan, as
             /// [`deserialize_with_tag`](Self::deserialize_with_tag) does, or gives up.
             #[allow(dead_code)]
-            pub(crate) fn direct_with_tag(c: &mut $crate::wire::Cursor<'_>, tag: &str) -> Option<Self> {
+            pub(crate) fn direct_with_tag(
+                c: &mut $crate::wire::Cursor<'_>,
+                tag: &str,
+            ) -> Option<Self> {
                 c.open()?;
                 let tag_value = $crate::wire::Tag::Str(std::borrow::Cow::Borrowed(tag));
                 let mut partial = start::<serde_json::Error>(tag_value, Vec::new()).ok()?;

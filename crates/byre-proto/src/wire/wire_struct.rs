@@ -160,7 +160,9 @@ macro_rules! wire_struct {
                     $( $key => {
                         let slot = &mut p.$field;
                         let extra = &mut p.extra;
-                        $crate::wire::wire_struct!(@direct_ref $kind $ty, slot, extra, Field::$field, c);
+                        $crate::wire::wire_struct!(
+                            @direct_ref $kind $ty, slot, extra, Field::$field, c
+                        );
                     } )*
                     _ => {
                         let v = <serde_json::Value as $crate::wire::Direct>::direct(c)?;
