@@ -162,7 +162,15 @@ fn mutate(line: &str, random: &mut Random) -> String {
         Some(0) => &deep,
         Some(_) => &nested,
     };
-    match random.below(4) {
+    match random.below(5) {
+        // Flip one byte to another ASCII byte.
+        4 => {
+            let mut bytes = line.as_bytes().to_vec();
+            if bytes[at].is_ascii() {
+                bytes[at] = b" \"\\{}[],:0123456789.-eEtrufalsn"[random.below(31)];
+            }
+            String::from_utf8(bytes).expect("ASCII replaced by ASCII")
+        }
         // Insert.
         0 | 1 => format!("{head}{piece}{tail}"),
         // Replace the next few bytes.
@@ -181,11 +189,27 @@ fn mutate(line: &str, random: &mut Random) -> String {
 #[test]
 fn changed_lines_decode_as_through_serde() {
     let corpus = corpus();
-    let mut random = Random(0x9e37_79b9_7f4a_7c15);
+    // `BYRE_DIRECT_SEED=<number>` changes them differently.
+    let seed = std::env::var("BYRE_DIRECT_SEED")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0x9e37_79b9_7f4a_7c15);
+    let mut random = Random(seed | 1);
     let (mut tried, mut direct) = (0, 0);
-    for _ in 0..20_000 {
+    // `BYRE_DIRECT_FUZZ=<count>` tries more (or fewer) lines.
+    let count = std::env::var("BYRE_DIRECT_FUZZ")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(20_000);
+    for _ in 0..count {
         let (recv, line) = &corpus[random.below(corpus.len())];
-        let changed = mutate(line, &mut random);
+        let mut changed = mutate(line, &mut random);
+        // Sometimes a second and a third change.
+        for _ in 0..random.below(3) {
+            if !changed.is_empty() {
+                changed = mutate(&changed, &mut random);
+            }
+        }
         tried += 1;
         direct += usize::from(same(*recv, &changed));
     }
