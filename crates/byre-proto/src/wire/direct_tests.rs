@@ -216,7 +216,7 @@ fn changed_lines_decode_as_through_serde() {
     eprintln!("{direct} of {tried} changed lines decoded directly");
     // Many changes keep the line valid and typed (whitespace, escapes in strings, unknown keys).
     assert!(
-        direct * 5 >= tried,
+        direct * 10 >= tried,
         "{direct} of {tried} changed lines decoded directly"
     );
 }
