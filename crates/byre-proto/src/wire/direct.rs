@@ -3,14 +3,16 @@
 //! expect, and the serde path decodes the line instead, so it only ever makes what the serde
 //! path would make, faster.
 //!
-//! What it takes on itself is the common case: objects whose tag comes first, strings without
-//! escapes (borrowed from the line until they are stored), non-negative integers, `null`,
-//! `true` and `false`, lists, and every known field of every wire type. Strings with escapes,
-//! other numbers and free-form values ([`Value`], [`RawJson`](super::RawJson)) are cut out of
-//! the line and handed to serde_json as they are, so their decoding is serde_json's own. It
-//! gives up on an unknown tag, a tag that is not a plain string, a missing required field, a
-//! top-level `type` that is not the first key, nesting deeper than [`MAX_DEPTH`], and any
-//! text that is not JSON.
+//! What it takes on itself is the common case: keys, strings (borrowed from the line until they
+//! are stored; escapes unescaped in one pass), non-negative integers, `null`, `true` and
+//! `false`, lists, maps, and every known field of every wire type, each struct built once from a
+//! local per field; a union whose tag comes first hands the rest of the object to its variant.
+//! Free-form values ([`Value`], [`RawJson`](super::RawJson)) and numbers other than
+//! non-negative integers are decoded by serde_json from where the cursor stands, so their
+//! decoding is serde_json's own. It gives up on an unknown tag, a tag that is not a string, a
+//! missing required field, a repeated tag of an enclosing union, a lone surrogate, nesting
+//! deeper than [`MAX_DEPTH`] (or that serde_json's limit could refuse), and any text that is
+//! not JSON.
 
 use std::borrow::Cow;
 
@@ -21,7 +23,8 @@ use serde_json::Value;
 /// the line's start; a value handed to serde_json starts a count of its own).
 const MAX_DEPTH: usize = 64;
 
-/// The nesting serde_json's parser allows before it fails.
+/// How deep a value handed to serde_json may reach, counted from the line's start (its parser
+/// fails past 128; kept a little below).
 const SERDE_DEPTH: usize = 120;
 
 /// A position in a line's text.
@@ -78,7 +81,7 @@ impl<'a> Cursor<'a> {
         self.peek() == Some(b'n') && self.word("null").is_some()
     }
 
-    /// A string: borrowed from the line when it has no escapes, else unescaped by serde_json.
+    /// A string: borrowed from the line when it has no escapes, else unescaped here.
     #[inline]
     pub(crate) fn string(&mut self) -> Option<Cow<'a, str>> {
         self.eat(b'"')?;
