@@ -46,14 +46,50 @@ pub(crate) fn well_formed(line: &[u8]) -> Option<Vec<u8>> {
     Some(buffer)
 }
 
-/// The code unit of the `\uXXXX` escape at `at`, if one is there.
+/// The code unit of the `\uXXXX` escape at `at`, if one is there (four hex digits, nothing
+/// else).
 pub(crate) fn hex_escape(line: &[u8], at: usize) -> Option<u16> {
     let escape = line.get(at..at + 6)?;
     if escape[0] != b'\\' || escape[1] != b'u' {
         return None;
     }
-    let hex = std::str::from_utf8(&escape[2..]).ok()?;
-    u16::from_str_radix(hex, 16).ok()
+    escape[2..].iter().try_fold(0u16, |unit, &digit| {
+        let value = (digit as char).to_digit(16)?;
+        Some(unit << 4 | value as u16)
+    })
+}
+
+/// The character the JSON escape at `at` (a backslash) in `text` stands for, and the escape's
+/// length in bytes; a surrogate pair is one escape of twelve bytes. A lone surrogate half gives
+/// `lone` (`None` refuses it); an escape JSON does not have gives `None`.
+pub(crate) fn escape_at(text: &[u8], at: usize, lone: Option<char>) -> Option<(char, usize)> {
+    let simple = match *text.get(at + 1)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            let unit = hex_escape(text, at)?;
+            return match unit {
+                0xD800..=0xDBFF => match hex_escape(text, at + 6) {
+                    Some(low @ 0xDC00..=0xDFFF) => {
+                        let high = u32::from(unit - 0xD800) << 10;
+                        let code = 0x10000 + high + u32::from(low - 0xDC00);
+                        Some((char::from_u32(code)?, 12))
+                    }
+                    _ => lone.map(|c| (c, 6)),
+                },
+                0xDC00..=0xDFFF => lone.map(|c| (c, 6)),
+                _ => Some((char::from_u32(u32::from(unit))?, 6)),
+            };
+        }
+        _ => return None,
+    };
+    Some((simple, 2))
 }
 
 #[cfg(test)]

@@ -365,35 +365,9 @@ fn unescape(bytes: &[u8], out: &mut [u8]) -> Option<usize> {
             return Some(written);
         }
         at = next;
-        let code = *bytes.get(at + 1)?;
-        let decoded = match code {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => {
-                let unit = crate::surrogates::hex_escape(bytes, at)?;
-                at += 4;
-                match unit {
-                    0xD800..=0xDBFF => match crate::surrogates::hex_escape(bytes, at + 2) {
-                        Some(low @ 0xDC00..=0xDFFF) => {
-                            at += 6;
-                            let high = u32::from(unit - 0xD800) << 10;
-                            char::from_u32(0x10000 + high + u32::from(low - 0xDC00))?
-                        }
-                        _ => char::REPLACEMENT_CHARACTER,
-                    },
-                    0xDC00..=0xDFFF => char::REPLACEMENT_CHARACTER,
-                    _ => char::from_u32(u32::from(unit))?,
-                }
-            }
-            _ => return None,
-        };
-        at += 2;
+        let (decoded, len) =
+            crate::surrogates::escape_at(bytes, at, Some(char::REPLACEMENT_CHARACTER))?;
+        at += len;
         let encoded = decoded.encode_utf8(&mut [0; 4]).len();
         decoded.encode_utf8(&mut out[written..written + encoded]);
         written += encoded;

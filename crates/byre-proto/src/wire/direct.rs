@@ -265,47 +265,9 @@ fn unescape(text: &str, start: usize, escape: usize) -> Option<(String, usize)> 
     let mut at = escape;
     loop {
         // `at` is at a backslash.
-        let unescaped = match *bytes.get(at + 1)? {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => {
-                let high = hex4(bytes.get(at + 2..at + 6)?)?;
-                at += 6;
-                let code = match high {
-                    0xd800..=0xdbff => {
-                        if bytes.get(at..at + 2)? != b"\\u" {
-                            return None;
-                        }
-                        let low = hex4(bytes.get(at + 2..at + 6)?)?;
-                        if !(0xdc00..=0xdfff).contains(&low) {
-                            return None;
-                        }
-                        at += 6;
-                        0x10000 + ((high - 0xd800) << 10) + (low - 0xdc00)
-                    }
-                    0xdc00..=0xdfff => return None,
-                    _ => high,
-                };
-                out.push(char::from_u32(code)?);
-                let end = plain_end(bytes, at);
-                out.push_str(text.get(at..end)?);
-                at = end;
-                match *bytes.get(at)? {
-                    b'"' => return Some((out, at)),
-                    b'\\' => continue,
-                    _ => return None,
-                }
-            }
-            _ => return None,
-        };
+        let (unescaped, len) = crate::surrogates::escape_at(bytes, at, None)?;
         out.push(unescaped);
-        at += 2;
+        at += len;
         let end = plain_end(bytes, at);
         out.push_str(text.get(at..end)?);
         at = end;
@@ -315,14 +277,6 @@ fn unescape(text: &str, start: usize, escape: usize) -> Option<(String, usize)> 
             _ => return None,
         }
     }
-}
-
-/// Four hex digits.
-fn hex4(digits: &[u8]) -> Option<u32> {
-    digits.iter().try_fold(0u32, |n, &d| {
-        let v = (d as char).to_digit(16)?;
-        Some(n * 16 + v)
-    })
 }
 
 /// A type decoded straight from a [`Cursor`]; `None` leaves the line to the serde path.
