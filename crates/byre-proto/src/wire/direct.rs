@@ -9,7 +9,8 @@
 //! local per field; a union whose tag comes first hands the rest of the object to its variant.
 //! Free-form values ([`Value`], [`RawJson`](super::RawJson)) and numbers other than
 //! non-negative integers are decoded by serde_json from where the cursor stands, so their
-//! decoding is serde_json's own. It gives up on an unknown tag, a tag that is not a string, a
+//! decoding is serde_json's own; so are the keys of an object whose tag it does not know (the
+//! `Unknown` variant). It gives up on a late unknown tag, a tag that is not a string, a
 //! missing required field, a repeated tag of an enclosing union, a lone surrogate, nesting
 //! deeper than [`MAX_DEPTH`] (or that serde_json's limit could refuse), and any text that is
 //! not JSON.

@@ -281,3 +281,22 @@ fn numbers_read_in_place_equal_serde_json_s() {
         same::<serde_json::Value>(text);
     }
 }
+
+#[test]
+fn unknown_tags_decode_directly_as_through_serde() {
+    for line in [
+        r#"{"type":"brand_new","a":{"b":[1,2.5]},"type":"again","c":null}"#,
+        r#"{"type":"system","subtype":"brand_new","session_id":"s","x":[{"y":"\n"}]}"#,
+        concat!(
+            r#"{"type":"assistant","message":{"id":"m","type":"message","role":"assistant","#,
+            r#""content":[{"type":"hologram","frames":3},{"type":"text","text":"hi"}]},"#,
+            r#""session_id":"s"}"#
+        ),
+        concat!(
+            r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"#,
+            r#""delta":{"type":"smell_delta","smell":"rain"}},"session_id":"s"}"#
+        ),
+    ] {
+        assert!(same(true, line), "not decoded directly: {line}");
+    }
+}

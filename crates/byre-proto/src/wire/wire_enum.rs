@@ -218,7 +218,29 @@ macro_rules! wire_enum {
                         $( $vtag => <$ty as $crate::wire::DirectObject>::direct_fields(
                             c, false, outer,
                         ).map($name::$var), )*
-                        _ => None,
+                        // A tag this version does not know: every key kept as a value, as
+                        // the serde path keeps them (a repeated tag ignored).
+                        _ => {
+                            let mut fields = serde_json::Map::new();
+                            let tag = serde_json::Value::String(tag.into_owned());
+                            fields.insert($tag.to_owned(), tag);
+                            c.keys(false, |c, key| {
+                                if key == $tag {
+                                    return c.serde::<serde::de::IgnoredAny>().map(drop);
+                                }
+                                if $crate::wire::Outer::holds(outer, &key) {
+                                    return None;
+                                }
+                                let value =
+                                    <serde_json::Value as $crate::wire::Direct>::direct(c)?;
+                                fields.insert(key.into_owned(), value);
+                                Some(())
+                            })?;
+                            Some($name::Unknown($crate::wire::Unknown {
+                                fields,
+                                mismatch: None,
+                            }))
+                        }
                     };
                 }
                 c.back(mark);
