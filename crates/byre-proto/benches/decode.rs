@@ -7,48 +7,22 @@
 // criterion_group! generates an undocumented public function.
 #![allow(missing_docs)]
 
-use std::path::Path;
-
 use byre_proto::CliMessage;
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use serde::de::IgnoredAny;
 
 const TARGET_BYTES: usize = 50 * 1024 * 1024;
 
+#[path = "../src/wire/recorded.rs"]
+mod recorded;
+
 /// Every `recv` message of the corpus, one compact JSON line each.
 fn corpus_lines() -> Vec<Vec<u8>> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/transcripts");
-    let mut files = Vec::new();
-    let mut dirs = vec![root];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("transcripts folder") {
-            let path = entry.expect("entry").path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "jsonl") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    let mut lines = Vec::new();
-    for file in files {
-        for line in std::fs::read_to_string(&file).expect("transcript").lines() {
-            // Keep the message's bytes as the CLI wrote them (its key order matters: `type`
-            // is first in most lines and late in `result` lines).
-            #[derive(serde::Deserialize)]
-            struct Entry<'a> {
-                dir: &'a str,
-                #[serde(borrow)]
-                msg: Option<&'a serde_json::value::RawValue>,
-            }
-            let entry: Entry<'_> = serde_json::from_str(line).expect("transcript line");
-            if let (&"recv", Some(msg)) = (&entry.dir, entry.msg) {
-                lines.push(msg.get().as_bytes().to_vec());
-            }
-        }
-    }
-    lines
+    recorded::recorded_lines()
+        .into_iter()
+        .filter(|(recv, _)| *recv)
+        .map(|(_, line)| line.into_bytes())
+        .collect()
 }
 
 /// The stream: the corpus lines repeated until it holds at least 50 MB.

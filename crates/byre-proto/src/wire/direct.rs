@@ -506,5 +506,9 @@ impl<K: Direct + Ord, V: Direct> Direct for std::collections::BTreeMap<K, V> {
 }
 
 #[cfg(test)]
+#[path = "recorded.rs"]
+mod recorded;
+
+#[cfg(test)]
 #[path = "direct_tests.rs"]
 mod tests;

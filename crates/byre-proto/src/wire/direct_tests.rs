@@ -1,47 +1,14 @@
 //! Tests of the direct decoder: on every recorded line, and on thousands of lines changed at
 //! random from them, whatever it decodes equals what the serde path decodes.
 
-use std::path::Path;
-
 use crate::decode::decode_top_level;
 use crate::message::{CliMessage, HostMessage};
 
 use super::{direct_line, Cursor};
 
-/// Every recorded message line (`recv` and `send`), as the CLI or host wrote it.
+/// Every recorded message line (`recv` and `send`).
 fn corpus() -> Vec<(bool, String)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/transcripts");
-    let mut files = Vec::new();
-    let mut dirs = vec![root];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("the transcripts folder") {
-            let path = entry.expect("an entry").path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "jsonl") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    let mut lines = Vec::new();
-    for file in files {
-        for line in std::fs::read_to_string(&file)
-            .expect("a transcript")
-            .lines()
-        {
-            #[derive(serde::Deserialize)]
-            struct Entry<'a> {
-                dir: &'a str,
-                #[serde(borrow)]
-                msg: Option<&'a serde_json::value::RawValue>,
-            }
-            let entry: Entry<'_> = serde_json::from_str(line).expect("a transcript line");
-            if let Some(msg) = entry.msg {
-                lines.push((entry.dir == "recv", msg.get().to_owned()));
-            }
-        }
-    }
+    let lines = super::recorded::recorded_lines();
     assert!(
         lines.len() > 1000,
         "the corpus is there: {} lines",
