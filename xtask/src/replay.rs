@@ -163,7 +163,10 @@ fn check_message(
         Ok(decoded) => decoded,
         Err(error) => return (Outcome::Failed(vec![error.to_string()]), kind),
     };
-    let again = decoded.to_value();
+    let again = match decoded.to_value() {
+        Ok(again) => again,
+        Err(error) => return (Outcome::Failed(vec![error.to_string()]), kind),
+    };
     if again != recorded {
         let at = first_difference(&recorded, &again).unwrap_or_else(|| "/".into());
         return (

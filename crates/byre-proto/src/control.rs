@@ -132,9 +132,10 @@ impl ControlSuccess {
         }
     }
 
-    /// The payload as a JSON value, if there is one.
+    /// The payload as a JSON value, if there is one and a `Value` can hold it (see
+    /// [`RawJson::to_value`]).
     pub fn payload_value(&self) -> Option<Value> {
-        self.response.as_ref().map(RawJson::to_value)
+        self.response.as_ref().and_then(|raw| raw.to_value().ok())
     }
 }
 

@@ -85,8 +85,8 @@ impl AnyMessage {
         })
     }
 
-    /// Encodes the message as a JSON value.
-    pub fn to_value(&self) -> Value {
+    /// Encodes the message as a JSON value (see [`CliMessage::to_value`]).
+    pub fn to_value(&self) -> Result<Value, serde_json::Error> {
         match self {
             AnyMessage::Send(m) => m.to_value(),
             AnyMessage::Recv(m) => m.to_value(),
@@ -203,9 +203,12 @@ macro_rules! top_level {
                 serde_json::to_vec(self).expect("wire types always serialize")
             }
 
-            /// Encodes the message as a JSON value.
-            pub fn to_value(&self) -> Value {
-                serde_json::to_value(self).expect("wire types always serialize")
+            /// Encodes the message as a JSON value. Fails only where a payload kept as raw
+            /// JSON text ([`RawJson`](crate::RawJson)) is JSON that a `Value` cannot hold (see
+            /// [`RawJson::to_value`](crate::RawJson::to_value)); [`Self::to_vec`] always
+            /// succeeds.
+            pub fn to_value(&self) -> Result<Value, serde_json::Error> {
+                serde_json::to_value(self)
             }
 
             /// The `type` of the line as received (also for unknown types).

@@ -442,7 +442,8 @@ pub(crate) fn nested_within(line: &[u8], max: usize) -> bool {
                 at += 1;
                 loop {
                     match memchr::memchr2(b'"', b'\\', &line[at..]) {
-                        Some(i) if line[at + i] == b'\\' => at += i + 2,
+                        // An escape: skip it (a backslash at the very end is not JSON).
+                        Some(i) if line[at + i] == b'\\' => at = (at + i + 2).min(line.len()),
                         Some(i) => {
                             at += i + 1;
                             break;

@@ -495,7 +495,7 @@ impl TranscriptWriter {
                         .response
                         .as_ref()
                         .filter(|p| p.get().contains("\"email\""));
-                    let payload = payload.map(|p| p.to_value());
+                    let payload = payload.and_then(|p| p.to_value().ok());
                     let email = payload
                         .as_ref()
                         .and_then(|p| p.get("account"))

@@ -519,7 +519,8 @@ async fn interrupt_during_stream(ctx: Ctx) -> Outcome {
     );
     let abandoned = position(&turn, |m| {
         matches!(m, CliMessage::StreamEvent(e) if matches!(e.event, StreamEvent::MessageStop(_)))
-            && m.to_value().get("abandoned_blocks").is_some()
+            && m.to_value()
+                .is_ok_and(|v| v.get("abandoned_blocks").is_some())
     });
     ensure!(
         abandoned.is_some_and(|i| i > marker.0),
@@ -624,7 +625,7 @@ async fn idle_interrupt(host: &mut SessionHost, when: &str) -> Result<(), Failur
         Next::TimedOut => Ok(()),
         Next::Message(message) => Err(Failure::new(format!(
             "after an idle interrupt ({when}) the CLI sent {}",
-            message.to_value()
+            String::from_utf8_lossy(&message.to_vec())
         ))),
         Next::Ended => Err(Failure::new(format!(
             "the CLI exited after an idle interrupt ({when})"

@@ -9,7 +9,10 @@ use crate::{ensure, Failure};
 
 /// Every message as JSON (object keys sorted), for assertions by key.
 pub(crate) fn json_of(messages: &[CliMessage]) -> Vec<Value> {
-    messages.iter().map(CliMessage::to_value).collect()
+    messages
+        .iter()
+        .map(|m| m.to_value().expect("the CLI's payloads are values"))
+        .collect()
 }
 
 /// The `result` lines.

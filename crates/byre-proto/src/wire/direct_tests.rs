@@ -23,13 +23,20 @@ fn same(recv: bool, line: &str) -> bool {
     fn check<T: super::Direct + crate::decode::TopLevel + std::fmt::Debug + PartialEq>(
         line: &str,
     ) -> bool {
-        // Both ways in: as `from_slice` does (a late `type` found by a scan first), and
-        // straight from the first key (keys before a late `type` buffered).
+        // Both ways in: as `from_slice` does (a late `type` found by a scan first), against
+        // what `from_slice`'s serde path makes; and straight from the first key (keys before a
+        // late `type` buffered), against serde reading the line straight through (the two
+        // serde routes differ on some repeated keys before a late `type`).
         let scanned = crate::decode::direct::<T>(line);
-        let buffered = direct_line::<T>(line);
-        for direct in [&scanned, &buffered].into_iter().flatten() {
+        if let Some(direct) = &scanned {
             match decode_top_level::<T>(line) {
                 Ok(serde) => assert_eq!(direct, &serde, "decoded differently: {line}"),
+                Err(e) => panic!("decoded directly, but serde fails ({e}): {line}"),
+            }
+        }
+        if let Some(direct) = direct_line::<T>(line) {
+            match serde_json::from_str::<T>(line) {
+                Ok(serde) => assert_eq!(direct, serde, "decoded differently: {line}"),
                 Err(e) => panic!("decoded directly, but serde fails ({e}): {line}"),
             }
         }
@@ -161,7 +168,7 @@ fn changed_lines_decode_as_through_serde() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(0x9e37_79b9_7f4a_7c15);
-    let mut random = Random(seed | 1);
+    let mut random = Random(seed.max(1));
     let (mut tried, mut direct) = (0, 0);
     // `BYRE_DIRECT_FUZZ=<count>` tries more (or fewer) lines.
     let count = std::env::var("BYRE_DIRECT_FUZZ")

@@ -47,7 +47,7 @@ fn every_corpus_message_round_trips() {
         let original: Value = serde_json::from_slice(bytes).expect("corpus msg is JSON");
         match AnyMessage::from_slice(*dir, bytes) {
             Ok(message) => {
-                let again = message.to_value();
+                let again = message.to_value().expect("a value");
                 if again != original {
                     failures.push(format!(
                         "{} {}: differs at {:?}",
@@ -183,7 +183,7 @@ impl Renderer {
             write!(line, " UNKNOWN-AT {}", paths.join(", ")).expect("writing to a String");
         }
         if let Ok(original) = serde_json::from_slice::<Value>(bytes) {
-            if let Some(at) = first_difference(&original, &message.to_value()) {
+            if let Some(at) = first_difference(&original, &message.to_value().expect("a value")) {
                 write!(line, " NO-ROUND-TRIP at {at}").expect("writing to a String");
             }
         }

@@ -15,7 +15,11 @@ use crate::support::{corpus_root, read_transcript, top_level_fields, Body};
 fn cli(line: &str) -> CliMessage {
     let message = CliMessage::from_slice(line.as_bytes()).unwrap_or_else(|e| panic!("{line}: {e}"));
     let original: Value = serde_json::from_str(line).expect("test line is JSON");
-    assert_eq!(message.to_value(), original, "{line} does not round-trip");
+    assert_eq!(
+        message.to_value().expect("a value"),
+        original,
+        "{line} does not round-trip"
+    );
     message
 }
 
@@ -24,7 +28,11 @@ fn host(line: &str) -> HostMessage {
     let message =
         HostMessage::from_slice(line.as_bytes()).unwrap_or_else(|e| panic!("{line}: {e}"));
     let original: Value = serde_json::from_str(line).expect("test line is JSON");
-    assert_eq!(message.to_value(), original, "{line} does not round-trip");
+    assert_eq!(
+        message.to_value().expect("a value"),
+        original,
+        "{line} does not round-trip"
+    );
     message
 }
 
@@ -61,8 +69,8 @@ fn null_and_missing_optional_fields_stay_distinct() {
     assert!(!b.is_null("parent_tool_use_id"));
     assert_ne!(a, b, "null and missing must decode differently");
 
-    let a_out = HostMessage::User(a).to_value();
-    let b_out = HostMessage::User(b).to_value();
+    let a_out = HostMessage::User(a).to_value().expect("a value");
+    let b_out = HostMessage::User(b).to_value().expect("a value");
     assert_eq!(a_out["parent_tool_use_id"], Value::Null);
     assert!(a_out
         .as_object()
@@ -85,7 +93,7 @@ fn parent_tool_use_id_null_stays_null_on_cli_lines() {
     assert_eq!(a.message.stop_reason, None);
     assert!(a.message.is_null("stop_reason"));
     assert!(!a.message.is_null("usage"));
-    let out = message.to_value();
+    let out = message.to_value().expect("a value");
     assert_eq!(out["parent_tool_use_id"], Value::Null);
     assert_eq!(out["message"]["stop_reason"], Value::Null);
     assert_eq!(out["message"]["stop_sequence"], Value::Null);
@@ -388,7 +396,7 @@ fn normal_result_with_type_late_decodes() {
     assert_eq!(r.error_text(), None);
     assert!(message.is_fully_typed());
     let original: Value = serde_json::from_slice(&bytes).unwrap();
-    assert_eq!(message.to_value(), original);
+    assert_eq!(message.to_value().expect("a value"), original);
 }
 
 #[test]
@@ -434,7 +442,7 @@ fn a_late_type_is_found_past_nested_type_keys() {
     assert_eq!(r.result.as_deref(), Some("r"));
     assert_eq!(r.usage.as_ref().unwrap().extra["type"], json!("assistant"));
     assert_eq!(
-        message.to_value(),
+        message.to_value().expect("a value"),
         serde_json::from_str::<Value>(line).unwrap()
     );
 
@@ -923,7 +931,7 @@ fn success_without_response_key_round_trips_without_one() {
         <SetMaxThinkingTokensRequest as ControlRequestBody>::SUBTYPE,
         "set_max_thinking_tokens"
     );
-    let out = message.to_value();
+    let out = message.to_value().expect("a value");
     assert!(!out["response"]
         .as_object()
         .unwrap()
@@ -931,7 +939,12 @@ fn success_without_response_key_round_trips_without_one() {
 
     // The constructor writes the same line.
     let built = ControlResponse::success("req_7", None);
-    assert_eq!(CliMessage::ControlResponse(built).to_value(), out);
+    assert_eq!(
+        CliMessage::ControlResponse(built)
+            .to_value()
+            .expect("a value"),
+        out
+    );
 }
 
 #[test]
@@ -968,7 +981,10 @@ fn null_in_an_optional_value_field_round_trips_as_a_value() {
 
     // Built with `Some(Value::Null)`, it writes the same line and decodes to the same value.
     let built = HostMessage::ControlResponse(ControlResponse::success("r", Some(Value::Null)));
-    assert_eq!(built.to_value(), message.to_value());
+    assert_eq!(
+        built.to_value().expect("a value"),
+        message.to_value().expect("a value")
+    );
     assert_eq!(HostMessage::from_slice(&built.to_vec()).unwrap(), message);
 }
 

@@ -29,12 +29,14 @@ fn check_line(bytes: &[u8]) -> Result<(), TestCaseError> {
     check_outcome(
         bytes,
         &parsed,
-        CliMessage::from_slice(bytes).map(|m| (m.to_value(), m.kind().to_owned())),
+        CliMessage::from_slice(bytes)
+            .map(|m| (m.to_value().expect("a value"), m.kind().to_owned())),
     )?;
     check_outcome(
         bytes,
         &parsed,
-        HostMessage::from_slice(bytes).map(|m| (m.to_value(), m.kind().to_owned())),
+        HostMessage::from_slice(bytes)
+            .map(|m| (m.to_value().expect("a value"), m.kind().to_owned())),
     )?;
     Ok(())
 }
@@ -1221,7 +1223,10 @@ fn host_round_trip(m: HostMessage) -> Result<(), TestCaseError> {
     let bytes = m.to_vec();
     let again = HostMessage::from_slice(&bytes).map_err(|e| TestCaseError::fail(format!("{e}")))?;
     prop_assert_eq!(&again, &m, "{}", String::from_utf8_lossy(&bytes));
-    prop_assert_eq!(again.to_value(), m.to_value());
+    prop_assert_eq!(
+        again.to_value().expect("a value"),
+        m.to_value().expect("a value")
+    );
     Ok(())
 }
 
@@ -1294,7 +1299,7 @@ proptest! {
     ) {
         let message = UserMessage::with_images(images.clone(), text.clone());
         prop_assert_eq!(message.message.content.text(), text);
-        let value = HostMessage::User(message.clone().into()).to_value();
+        let value = HostMessage::User(message.clone().into()).to_value().expect("a value");
         let blocks = value["message"]["content"].as_array().expect("blocks");
         prop_assert_eq!(blocks.len(), images.len() + 1);
         prop_assert_eq!(blocks.last().and_then(|b| b["type"].as_str()), Some("text"));

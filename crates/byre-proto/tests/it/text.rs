@@ -258,3 +258,42 @@ fn hostile_long_lines_decode_as_from_a_slice() {
         .join()
         .unwrap();
 }
+
+#[test]
+fn a_long_line_ending_in_a_backslash_is_a_bad_line_not_a_panic() {
+    let mut line = br#"{"type":"x","a":""#.to_vec();
+    line.extend(std::iter::repeat_n(b'a', SHARE_LINE_MIN));
+    line.push(b'\\');
+    let error = CliMessage::from_bytes(&Bytes::from(line)).expect_err("not JSON");
+    assert!(error.to_string().contains("not JSON"), "{error}");
+}
+
+#[test]
+fn raw_payloads_that_no_value_can_hold_decode_and_say_so() {
+    // JSON that serde_json keeps as raw text but cannot make a `Value` of: a lone surrogate,
+    // a number past f64, nesting past 128.
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    for payload in [r#""\ud800""#, "1e400", deep.as_str()] {
+        let line = format!(
+            concat!(
+                r#"{{"type":"control_response","response":{{"subtype":"success","#,
+                r#""request_id":"r","response":{{"email":"x","v":{}}}}}}}"#
+            ),
+            payload
+        );
+        let message = CliMessage::from_slice(line.as_bytes()).expect("decodes");
+        let CliMessage::ControlResponse(response) = &message else {
+            panic!("a control response: {message:?}");
+        };
+        let byre_proto::ControlResponseBody::Success(success) = &response.response else {
+            panic!("a success: {response:?}");
+        };
+        let raw = success.response.as_ref().expect("a payload");
+        assert!(raw.to_value().is_err(), "{payload}");
+        assert_eq!(success.payload_value(), None);
+        // Comparing and re-encoding still work; the text is kept as it came.
+        assert_eq!(raw, &raw.clone());
+        assert!(message.to_value().is_err());
+        assert_eq!(message.to_vec(), line.as_bytes());
+    }
+}

@@ -94,7 +94,7 @@ fn check(expected: &Value, sent: &[HostMessage], what: &str) {
         1,
         "{what}: expected one line, the core wrote {sent:?}"
     );
-    assert_eq!(&sent[0].to_value(), expected, "{what}");
+    assert_eq!(&sent[0].to_value().expect("a value"), expected, "{what}");
 }
 
 #[test]
@@ -251,7 +251,7 @@ fn trace(events: &[Event]) -> String {
         flush_deltas(&mut out, deltas.take());
         out.push(match event {
             Event::Message(m) => {
-                let v = m.to_value();
+                let v = m.to_value().expect("a value");
                 match v["subtype"].as_str() {
                     Some(sub) => format!("message {}/{sub}", v["type"].as_str().unwrap_or("?")),
                     None => format!("message {}", v["type"].as_str().unwrap_or("?")),
@@ -371,7 +371,7 @@ fn unknown_requests_are_answered_once_without_the_host() {
     session.handle_message(now, cli(r#"{"type":"control_request","request_id":"c","request":{"subtype":"mcp_message","server_name":"nope","message":{"jsonrpc":"2.0","id":4,"method":"tools/list"}}}"#));
     session.handle_message(now, cli(r#"{"type":"control_request","request_id":"d","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{}}}"#));
     let sent: Vec<Value> = std::iter::from_fn(|| session.poll_transmit())
-        .map(|m| m.to_value())
+        .map(|m| m.to_value().expect("a value"))
         .collect();
     assert_eq!(sent.len(), 4);
     assert_eq!(
@@ -417,7 +417,11 @@ fn an_mcp_server_served_and_forgotten_on_a_live_session() {
     assert!(!session.forget_mcp_server("live"));
     session.handle_message(now, ask("b"));
     assert_eq!(asked(&mut session), 0);
-    let sent = session.poll_transmit().expect("an answer").to_value();
+    let sent = session
+        .poll_transmit()
+        .expect("an answer")
+        .to_value()
+        .expect("a value");
     assert_eq!(sent["response"]["request_id"], "b");
     assert_eq!(
         sent["response"]["response"]["mcp_response"]["error"]["code"],
@@ -543,7 +547,8 @@ fn a_reinitialize_answer_redelivers_only_the_requests_not_in_flight_nor_answered
     let sent = session
         .poll_transmit()
         .expect("initialize again")
-        .to_value();
+        .to_value()
+        .expect("a value");
     assert_eq!(sent["request"]["subtype"], "initialize");
     assert_eq!(sent["request_id"], id.as_str());
     let answer = format!(
@@ -573,7 +578,7 @@ fn a_reinitialize_answer_redelivers_only_the_requests_not_in_flight_nor_answered
         .any(|e| matches!(e, Event::Protocol(ProtocolViolation::DuplicateRequestId(_)))));
     // The undecodable one is answered with an error at once; the others wait for the host.
     let sent: Vec<Value> = std::iter::from_fn(|| session.poll_transmit())
-        .map(|m| m.to_value())
+        .map(|m| m.to_value().expect("a value"))
         .collect();
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert_eq!(sent[0]["response"]["request_id"], "bad");

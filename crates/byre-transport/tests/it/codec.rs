@@ -98,7 +98,7 @@ fn split_inside_a_utf8_character() {
             unreachable!()
         };
         assert_eq!(
-            m.to_value(),
+            m.to_value().expect("a value"),
             serde_json::from_str::<serde_json::Value>(raw).unwrap()
         );
     }

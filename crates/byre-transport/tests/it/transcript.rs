@@ -331,3 +331,13 @@ fn the_reader_names_the_line_it_cannot_read() {
         "{missing}"
     );
 }
+
+#[test]
+fn an_answer_with_an_email_that_no_value_can_hold_is_recorded() {
+    let out = Shared::default();
+    let mut writer = TranscriptWriter::new(out.clone());
+    let answer = r#"{"type":"control_response","response":{"subtype":"success","request_id":"r","response":{"account":{"email":"dev@example.com"},"cut":"\ud800"}}}"#;
+    recv(&mut writer, answer);
+    writer.flush().unwrap();
+    assert!(out.text().contains(r#""cut":"\ud800""#), "{}", out.text());
+}
