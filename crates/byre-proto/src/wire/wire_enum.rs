@@ -124,6 +124,8 @@ macro_rules! wire_enum {
                                 buffered.push((key, value));
                             }
                         }
+                        // A repeated tag is ignored, as in `accept`.
+                        _ if key == $tag => {}
                         $( Partial::$var(inner) => {
                             <$ty as $crate::wire::WireObject>::accept_value::<E>(
                                 inner, key, value,

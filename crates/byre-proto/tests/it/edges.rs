@@ -1048,3 +1048,19 @@ fn ask_user_question_answers_keep_the_rest_of_the_input() {
         serde_json::from_value(serde_json::json!({"tool_name": "Bash", "input": {}})).unwrap();
     assert!(byre_proto::AskUserQuestionInput::from_request(&other).is_none());
 }
+
+#[test]
+fn a_repeated_inner_tag_before_a_late_type_is_ignored_on_every_route() {
+    // `subtype` twice, `type` last: whether the top-level tag is found first or the keys
+    // before it are buffered, the second `subtype` is ignored, as a repeated tag always is.
+    let late =
+        r#"{"subtype":"status","subtype":"other","status":null,"session_id":"s","type":"system"}"#;
+    let message = CliMessage::from_slice(late.as_bytes()).expect("decodes");
+    let straight: CliMessage = serde_json::from_str(late).expect("decodes");
+    assert_eq!(message, straight);
+    assert!(
+        message.extra_paths().is_empty(),
+        "{:?}",
+        message.extra_paths()
+    );
+}
