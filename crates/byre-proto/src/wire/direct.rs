@@ -127,6 +127,17 @@ impl<'a> Cursor<'a> {
 
     /// The next value, decoded by serde_json from here (which checks it as it goes).
     pub(crate) fn serde<T: DeserializeOwned>(&mut self) -> Option<T> {
+        self.serde_from_here(true)
+    }
+
+    /// The next value, kept as text or skipped by serde_json ([`RawJson`](super::RawJson),
+    /// `IgnoredAny`): serde_json reads those without a nesting limit on either path, so their
+    /// depth is not checked.
+    pub(crate) fn serde_unnested<T: DeserializeOwned>(&mut self) -> Option<T> {
+        self.serde_from_here(false)
+    }
+
+    fn serde_from_here<T: DeserializeOwned>(&mut self, limited: bool) -> Option<T> {
         self.peek()?;
         let rest = &self.text[self.pos..];
         let mut values = serde_json::Deserializer::from_str(rest).into_iter::<T>();
@@ -137,7 +148,7 @@ impl<'a> Cursor<'a> {
         let room = SERDE_DEPTH - self.depth;
         let text = &rest.as_bytes()[..len];
         let deep = || memchr::memchr2_iter(b'{', b'[', text).nth(room).is_some();
-        if len > room && deep() && !crate::text::nested_within(text, room) {
+        if limited && len > room && deep() && !crate::text::nested_within(text, room) {
             return None;
         }
         self.pos += len;
@@ -446,7 +457,13 @@ macro_rules! direct_by_serde {
     };
 }
 
-direct_by_serde!(Value, super::RawJson, serde_json::Map<String, Value>);
+direct_by_serde!(Value, serde_json::Map<String, Value>);
+
+impl Direct for super::RawJson {
+    fn direct(cursor: &mut Cursor<'_>) -> Option<Self> {
+        cursor.serde_unnested()
+    }
+}
 
 /// Numbers: a non-negative integer is read in place (as serde_json reads it: an integer that
 /// fits, or that integer as a float), any other number is left to serde_json.
