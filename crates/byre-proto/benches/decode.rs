@@ -61,6 +61,10 @@ fn decode(c: &mut Criterion) {
         .map(|&(at, len)| &stream.bytes[at..at + len])
         .collect();
 
+    if std::env::var_os("BYRE_DECODE_BY_KIND").is_some() {
+        by_kind(&lines);
+    }
+
     let mut group = c.benchmark_group("decode");
     group.sample_size(10);
     group.throughput(Throughput::Bytes(stream.bytes.len() as u64));
@@ -106,6 +110,77 @@ fn decode(c: &mut Criterion) {
         })
     });
     group.finish();
+}
+
+/// A line's kind: its type, and its subtype or stream event's type where it has one.
+fn kind_of(line: &[u8]) -> String {
+    let value: serde_json::Value = serde_json::from_slice(line).expect("valid JSON");
+    let field =
+        |v: &serde_json::Value, k: &str| v.get(k).and_then(|t| t.as_str()).map(str::to_owned);
+    let kind = field(&value, "type").unwrap_or_default();
+    let sub = field(&value, "subtype")
+        .or_else(|| value.get("event").and_then(|e| field(e, "type")))
+        .or_else(|| value.get("response").and_then(|r| field(r, "subtype")));
+    match sub {
+        Some(sub) => format!("{kind}/{sub}"),
+        None => kind,
+    }
+}
+
+/// Each kind's lines decoded alone (`BYRE_DECODE_BY_KIND=1`): the best of five passes, typed
+/// and `IgnoredAny`, with the kind's share of the stream.
+fn by_kind(lines: &[&[u8]]) {
+    use std::collections::BTreeMap;
+    use std::time::{Duration, Instant};
+    let mut kinds: BTreeMap<String, Vec<&[u8]>> = BTreeMap::new();
+    for line in lines {
+        kinds.entry(kind_of(line)).or_default().push(line);
+    }
+    let best = |f: &dyn Fn()| {
+        (0..5)
+            .map(|_| {
+                let start = Instant::now();
+                f();
+                start.elapsed()
+            })
+            .min()
+            .unwrap_or_default()
+    };
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let (mut typed_sum, mut ignored_sum) = (Duration::ZERO, Duration::ZERO);
+    eprintln!(
+        "{:<40} {:>7} {:>10} {:>9} {:>9}",
+        "kind", "lines", "bytes", "typed", "ignored"
+    );
+    for (kind, lines) in &kinds {
+        let bytes: usize = lines.iter().map(|l| l.len()).sum();
+        let typed = best(&|| {
+            for line in lines {
+                black_box(CliMessage::from_slice(line).expect("corpus line decodes"));
+            }
+        });
+        let ignored = best(&|| {
+            for line in lines {
+                black_box(serde_json::from_slice::<IgnoredAny>(line).expect("valid JSON"));
+            }
+        });
+        typed_sum += typed;
+        ignored_sum += ignored;
+        eprintln!(
+            "{kind:<40} {:>7} {bytes:>10} {:>6.2} ms {:>6.2} ms",
+            lines.len(),
+            ms(typed),
+            ms(ignored)
+        );
+    }
+    eprintln!(
+        "{:<40} {:>7} {:>10} {:>6.2} ms {:>6.2} ms",
+        "all kinds",
+        lines.len(),
+        "",
+        ms(typed_sum),
+        ms(ignored_sum)
+    );
 }
 
 criterion_group!(

@@ -459,13 +459,13 @@ wire_struct! {
         /// Input tokens read from the cache.
         "cache_read_input_tokens" cache_read_input_tokens: opt u64,
         /// Output token breakdown (thinking tokens).
-        "output_tokens_details" output_tokens_details: any Value,
+        "output_tokens_details" output_tokens_details: opt OutputTokensDetails,
         /// Server tool requests.
-        "server_tool_use" server_tool_use: any Value,
+        "server_tool_use" server_tool_use: opt ServerToolUsage,
         /// The service tier.
         "service_tier" service_tier: opt String,
         /// Cache writes by lifetime.
-        "cache_creation" cache_creation: any Value,
+        "cache_creation" cache_creation: opt CacheCreation,
         /// Where inference ran.
         "inference_geo" inference_geo: opt String,
         /// Per-iteration usage.
@@ -474,6 +474,34 @@ wire_struct! {
         "speed" speed: opt String,
         /// Credit for a fallback (seen only as `null`).
         "fallback_credit" fallback_credit: any Value,
+    }
+}
+
+wire_struct! {
+    /// The breakdown of a call's output tokens (`usage.output_tokens_details`).
+    pub struct OutputTokensDetails {
+        /// Output tokens spent thinking.
+        "thinking_tokens" thinking_tokens: opt u64,
+    }
+}
+
+wire_struct! {
+    /// Requests made by server-side tools in a call (`usage.server_tool_use`).
+    pub struct ServerToolUsage {
+        /// Web searches.
+        "web_search_requests" web_search_requests: opt u64,
+        /// Web fetches.
+        "web_fetch_requests" web_fetch_requests: opt u64,
+    }
+}
+
+wire_struct! {
+    /// Input tokens written to the cache, by the entry's lifetime (`usage.cache_creation`).
+    pub struct CacheCreation {
+        /// Written with a one-hour lifetime.
+        "ephemeral_1h_input_tokens" ephemeral_1h_input_tokens: opt u64,
+        /// Written with a five-minute lifetime.
+        "ephemeral_5m_input_tokens" ephemeral_5m_input_tokens: opt u64,
     }
 }
 

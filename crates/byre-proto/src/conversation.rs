@@ -294,7 +294,7 @@ wire_struct! {
         /// Why fast mode is off.
         "fast_mode_disabled_reason" fast_mode_disabled_reason: opt String,
         /// Subagent counters.
-        "subagent_stats" subagent_stats: any Value,
+        "subagent_stats" subagent_stats: opt SubagentStats,
         /// Safety stops.
         "safety_stops" safety_stops: opt Number,
         /// Time to first token.
@@ -344,6 +344,68 @@ impl ResultMessage {
             Some(status) => format!("API error (HTTP {status})"),
             None => "API error".to_owned(),
         })
+    }
+}
+
+wire_struct! {
+    /// What subagents did in a turn (`subagent_stats` of a result).
+    pub struct SubagentStats {
+        /// Subagents started.
+        "spawned" spawned: opt u64,
+        /// Subagents asked for, by how they were to run.
+        "requested" requested: opt SubagentRequests,
+        /// Started in the background.
+        "started_in_background" started_in_background: opt u64,
+        /// The deepest nesting of subagents.
+        "max_depth" max_depth: opt u64,
+        /// Started by other subagents.
+        "spawned_by_subagents" spawned_by_subagents: opt u64,
+        /// Finished.
+        "completed" completed: opt u64,
+        /// Failed.
+        "failed" failed: opt u64,
+        /// Stopped, by who stopped them.
+        "killed" killed: opt SubagentKills,
+        /// Refused, by the limit that refused them.
+        "refused" refused: opt SubagentRefusals,
+        /// Counters by agent type (seen only empty).
+        "by_type" by_type: any Value,
+    }
+}
+
+wire_struct! {
+    /// Subagents asked for, by how they were to run (`subagent_stats.requested`).
+    pub struct SubagentRequests {
+        /// In the background.
+        "background" background: opt u64,
+        /// In the foreground.
+        "foreground" foreground: opt u64,
+        /// Without saying.
+        "unset" unset: opt u64,
+    }
+}
+
+wire_struct! {
+    /// Subagents stopped, by who stopped them (`subagent_stats.killed`).
+    pub struct SubagentKills {
+        /// The agent that started them.
+        "parent" parent: opt u64,
+        /// The user.
+        "user" user: opt u64,
+        /// The CLI.
+        "system" system: opt u64,
+    }
+}
+
+wire_struct! {
+    /// Subagents refused, by the limit that refused them (`subagent_stats.refused`).
+    pub struct SubagentRefusals {
+        /// Nested too deep.
+        "depth_limit" depth_limit: opt u64,
+        /// Too many at once.
+        "concurrency_limit" concurrency_limit: opt u64,
+        /// Over budget.
+        "budget" budget: opt u64,
     }
 }
 

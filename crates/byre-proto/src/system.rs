@@ -172,7 +172,7 @@ wire_struct! {
         /// Skill names.
         "skills" skills: opt Vec<String>,
         /// Plugins.
-        "plugins" plugins: opt Vec<Value>,
+        "plugins" plugins: opt Vec<PluginBrief>,
         /// Plugin load errors.
         "plugin_errors" plugin_errors: opt Vec<Value>,
         /// Feature flags for feature detection (`msg_lifecycle_v1`, ...).
@@ -190,7 +190,7 @@ wire_struct! {
         /// This line's id.
         "uuid" uuid: opt String,
         /// Memory file paths.
-        "memory_paths" memory_paths: any Value,
+        "memory_paths" memory_paths: opt MemoryPaths,
         /// The directory the CLI started in.
         "original_cwd" original_cwd: opt String,
         /// Extra directories (`--add-dir`).
@@ -227,6 +227,26 @@ wire_struct! {
         "status" status: opt McpServerState,
         /// Where it was configured (`sdk`, ...).
         "source" source: opt String,
+    }
+}
+
+wire_struct! {
+    /// A plugin as `system/init` lists it.
+    pub struct PluginBrief {
+        /// Its name.
+        "name" name: req String,
+        /// Where it was loaded from (`builtin` or a folder).
+        "path" path: opt String,
+        /// `name@marketplace`.
+        "source" source: opt String,
+    }
+}
+
+wire_struct! {
+    /// Where the session's memory files live (`memory_paths` of `system/init`).
+    pub struct MemoryPaths {
+        /// The folder of automatic memory.
+        "auto" auto: opt String,
     }
 }
 
