@@ -127,17 +127,6 @@ impl<'a> Cursor<'a> {
 
     /// The next value, decoded by serde_json from here (which checks it as it goes).
     pub(crate) fn serde<T: DeserializeOwned>(&mut self) -> Option<T> {
-        self.serde_from_here(true)
-    }
-
-    /// The next value, kept as text or skipped by serde_json ([`RawJson`](super::RawJson),
-    /// `IgnoredAny`): serde_json reads those without a nesting limit on either path, so their
-    /// depth is not checked.
-    pub(crate) fn serde_unnested<T: DeserializeOwned>(&mut self) -> Option<T> {
-        self.serde_from_here(false)
-    }
-
-    fn serde_from_here<T: DeserializeOwned>(&mut self, limited: bool) -> Option<T> {
         self.peek()?;
         let rest = &self.text[self.pos..];
         let mut values = serde_json::Deserializer::from_str(rest).into_iter::<T>();
@@ -148,11 +137,22 @@ impl<'a> Cursor<'a> {
         let room = SERDE_DEPTH - self.depth;
         let text = &rest.as_bytes()[..len];
         let deep = || memchr::memchr2_iter(b'{', b'[', text).nth(room).is_some();
-        if limited && len > room && deep() && !crate::text::nested_within(text, room) {
+        if len > room && deep() && !crate::text::nested_within(text, room) {
             return None;
         }
         self.pos += len;
         Some(value)
+    }
+
+    /// Skips the next value, checked as serde_json checks a value it skips or keeps as text
+    /// ([`RawJson`](super::RawJson), `IgnoredAny`; without a nesting limit on the serde path,
+    /// so none is counted here beyond the check's own), and gives its text.
+    pub(crate) fn skip(&mut self) -> Option<&'a str> {
+        self.peek()?;
+        let start = self.pos;
+        let end = super::skip::value_end(self.text.as_bytes(), start)?;
+        self.pos = end;
+        self.text.get(start..end)
     }
 
     /// Opens an object.
@@ -238,7 +238,7 @@ impl<'a> Cursor<'a> {
 /// Where the plain part of a string that starts at `from` ends: at its closing quote, a
 /// backslash, a control byte (not allowed in JSON strings) or the end. Eight bytes at a time.
 #[inline]
-fn plain_end(bytes: &[u8], from: usize) -> usize {
+pub(super) fn plain_end(bytes: &[u8], from: usize) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let mut at = from;
@@ -461,7 +461,7 @@ direct_by_serde!(Value, serde_json::Map<String, Value>);
 
 impl Direct for super::RawJson {
     fn direct(cursor: &mut Cursor<'_>) -> Option<Self> {
-        cursor.serde_unnested()
+        cursor.skip().map(super::RawJson::from_checked)
     }
 }
 

@@ -274,3 +274,108 @@ fn unknown_tags_decode_directly_as_through_serde() {
         assert!(same(true, line), "not decoded directly: {line}");
     }
 }
+
+/// Whether `text` is one JSON value (with whitespace around it) as serde_json takes a value it
+/// skips, and whether the skip check agrees: it may give up (on nesting past 128), never accept
+/// what serde_json refuses or end somewhere else.
+fn skips_as_serde_json(text: &str) -> bool {
+    let serde = serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
+    let start = text.len() - text.trim_start_matches([' ', '\n', '\t', '\r']).len();
+    let ours = crate::wire::skip::value_end(text.as_bytes(), start)
+        .is_some_and(|end| text[end..].trim_matches([' ', '\n', '\t', '\r']).is_empty());
+    let deep = memchr::memchr2_iter(b'{', b'[', text.as_bytes())
+        .nth(128)
+        .is_some();
+    assert!(
+        ours == serde || (serde && deep),
+        "the skip check says {ours}, serde_json {serde}: {text}"
+    );
+    serde
+}
+
+#[test]
+fn the_skip_check_accepts_what_serde_json_does() {
+    let cases = [
+        "0",
+        "-0",
+        "01",
+        "-",
+        "1.",
+        "1.5",
+        "1e",
+        "1e+",
+        "1E-7",
+        "-12.5e300",
+        "1e400",
+        "00",
+        "2.",
+        ".5",
+        "+1",
+        "truex",
+        "true",
+        "tru",
+        "nul",
+        "null",
+        "false",
+        "\"\"",
+        "\"a\\\"\"",
+        "\"\\u12G4\"",
+        "\"\\ud800\"",
+        "\"\\x\"",
+        "\"\u{1}\"",
+        "\"\u{7f}é\"",
+        "[]",
+        "[ ]",
+        "[,]",
+        "[1,]",
+        "[1 2]",
+        "{}",
+        "{ }",
+        "{\"a\":1,}",
+        "{\"a\" 1}",
+        "{1:2}",
+        "{\"a\":[{}]}",
+        "[[[]]]",
+        "[[]",
+        "[]]",
+        " [1, {\"b\": null}] ",
+        "{\"a\":1}{",
+        "\"unclosed",
+    ];
+    for case in cases {
+        skips_as_serde_json(case);
+    }
+    // Deep: 128 levels are checked, more are left to serde_json.
+    skips_as_serde_json(&format!("{}{}", "[".repeat(128), "]".repeat(128)));
+    skips_as_serde_json(&format!("{}{}", "[".repeat(129), "]".repeat(129)));
+    skips_as_serde_json(&format!("{}1{}", "{\"k\":".repeat(300), "}".repeat(300)));
+}
+
+#[test]
+fn the_skip_check_agrees_with_serde_json_on_changed_lines() {
+    let corpus = corpus();
+    let mut random = Random(0x2545_f491_4f6c_dd1d);
+    let (mut tried, mut valid) = (0, 0);
+    for (_, line) in &corpus {
+        assert!(skips_as_serde_json(line), "a recorded line is JSON");
+    }
+    let count = std::env::var("BYRE_DIRECT_FUZZ")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(20_000);
+    for _ in 0..count {
+        let (_, line) = &corpus[random.below(corpus.len())];
+        let mut changed = mutate(line, &mut random);
+        for _ in 0..random.below(3) {
+            if !changed.is_empty() {
+                changed = mutate(&changed, &mut random);
+            }
+        }
+        tried += 1;
+        valid += usize::from(skips_as_serde_json(&changed));
+    }
+    assert!(
+        valid * 10 >= tried,
+        "{valid} of {tried} changed lines still JSON"
+    );
+}

@@ -19,6 +19,7 @@ mod direct;
 mod find;
 mod object;
 mod open_enum;
+mod skip;
 mod values;
 mod wire_enum;
 mod wire_struct;

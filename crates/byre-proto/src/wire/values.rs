@@ -84,36 +84,41 @@ pub type Number = serde_json::Number;
 /// depends on context, such as the answer to a control request (its type follows from the
 /// request it answers). Re-encoding writes the text back as it was.
 #[derive(Debug, Clone)]
-pub struct RawJson(Box<serde_json::value::RawValue>);
+pub struct RawJson(Box<str>);
 
 impl RawJson {
     /// Encodes `value` as a raw JSON value.
     pub fn from_serialize<T: serde::Serialize + ?Sized>(
         value: &T,
     ) -> Result<Self, serde_json::Error> {
-        serde_json::value::to_raw_value(value).map(RawJson)
+        serde_json::value::to_raw_value(value).map(|raw| RawJson(raw.into()))
+    }
+
+    /// Keeps `text`, which was checked to be one JSON value as serde_json would take it.
+    pub(crate) fn from_checked(text: &str) -> Self {
+        RawJson(text.into())
     }
 
     /// The JSON text.
     pub fn get(&self) -> &str {
-        self.0.get()
+        &self.0
     }
 
     /// Decodes the text as `T`.
     pub fn parse<T: de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
-        serde_json::from_str(self.0.get())
+        serde_json::from_str(&self.0)
     }
 
     /// Decodes the text as a [`Value`]. Fails where the text is JSON that a `Value` cannot
     /// hold: a lone surrogate escape, nesting deeper than serde_json's limit of 128, or a
     /// number out of `f64`'s range.
     pub fn to_value(&self) -> Result<Value, serde_json::Error> {
-        serde_json::from_str(self.0.get())
+        serde_json::from_str(&self.0)
     }
 
     /// Whether the value is `null`.
     pub fn is_null(&self) -> bool {
-        self.0.get() == "null"
+        &*self.0 == "null"
     }
 }
 
@@ -133,13 +138,18 @@ impl PartialEq for RawJson {
 
 impl serde::Serialize for RawJson {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
+        // As serde_json's own raw value does: its serializers write the text as it is (and
+        // its `Value` serializer parses it); others see a struct of one field.
+        use serde::ser::SerializeStruct;
+        let mut raw = serializer.serialize_struct(crate::text::RAW_VALUE, 1)?;
+        raw.serialize_field(crate::text::RAW_VALUE, &*self.0)?;
+        raw.end()
     }
 }
 
 impl<'de> Deserialize<'de> for RawJson {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Box::<serde_json::value::RawValue>::deserialize(deserializer).map(RawJson)
+        Box::<serde_json::value::RawValue>::deserialize(deserializer).map(|raw| RawJson(raw.into()))
     }
 }
 

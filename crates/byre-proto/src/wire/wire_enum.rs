@@ -194,7 +194,7 @@ macro_rules! wire_enum {
                         }
                     }
                     _ if key == $tag => {
-                        c.serde_unnested::<serde::de::IgnoredAny>()?;
+                        c.skip()?;
                     }
                     $( Partial::$var(inner) => {
                         <$ty as $crate::wire::DirectObject>::direct_accept(inner, key, c)?;
@@ -228,7 +228,7 @@ macro_rules! wire_enum {
                             fields.insert($tag.to_owned(), tag);
                             c.keys(false, |c, key| {
                                 if key == $tag {
-                                    return c.serde_unnested::<serde::de::IgnoredAny>().map(drop);
+                                    return c.skip().map(drop);
                                 }
                                 if $crate::wire::Outer::holds(outer, &key) {
                                     return None;
@@ -288,7 +288,7 @@ macro_rules! wire_enum {
                         );
                     }
                     if seen {
-                        return c.serde_unnested::<serde::de::IgnoredAny>().map(drop);
+                        return c.skip().map(drop);
                     }
                     seen = true;
                     (c.string()? == tag).then_some(())
