@@ -7,10 +7,11 @@
 //! are stored; escapes unescaped in one pass), non-negative integers, `null`, `true` and
 //! `false`, lists, maps, and every known field of every wire type, each struct built once from a
 //! local per field; a union whose tag comes first hands the rest of the object to its variant.
-//! Free-form values ([`Value`], [`RawJson`](super::RawJson)) and numbers other than
-//! non-negative integers are decoded by serde_json from where the cursor stands, so their
-//! decoding is serde_json's own; so are the keys of an object whose tag it does not know (the
-//! `Unknown` variant). It gives up on a late unknown tag, a tag that is not a string, a
+//! Free-form values ([`Value`], also the keys of an object whose tag it does not know) are built
+//! as serde_json builds them; a raw payload ([`RawJson`](super::RawJson)) is checked by a skip
+//! check of its own ([`super::skip`]) and kept as text; numbers other than non-negative
+//! integers are decoded by serde_json from where the cursor stands. It gives up on a late
+//! unknown tag, a tag that is not a string, a
 //! missing required field, a repeated tag of an enclosing union, a lone surrogate, nesting
 //! deeper than [`MAX_DEPTH`] (or that serde_json's limit could refuse), and any text that is
 //! not JSON.
@@ -444,20 +445,33 @@ impl<T: Direct> Direct for Box<T> {
     }
 }
 
-/// Types whose decoding stays serde_json's: their text is cut out and handed to it.
-macro_rules! direct_by_serde {
-    ($($ty:ty),* $(,)?) => {
-        $(
-            impl Direct for $ty {
-                fn direct(cursor: &mut Cursor<'_>) -> Option<Self> {
-                    cursor.serde()
-                }
-            }
-        )*
-    };
+/// A free-form value, built as serde_json builds one (a repeated key keeps its last value);
+/// numbers other than non-negative integers are read by serde_json.
+impl Direct for Value {
+    fn direct(cursor: &mut Cursor<'_>) -> Option<Self> {
+        Some(match cursor.peek()? {
+            b'"' => Value::String(cursor.string()?.into_owned()),
+            b'{' => Value::Object(serde_json::Map::direct(cursor)?),
+            b'[' => Value::Array(Vec::direct(cursor)?),
+            b't' | b'f' => Value::Bool(bool::direct(cursor)?),
+            b'n' => cursor.word("null").map(|()| Value::Null)?,
+            _ => Value::Number(serde_json::Number::direct(cursor)?),
+        })
+    }
 }
 
-direct_by_serde!(Value, serde_json::Map<String, Value>);
+impl Direct for serde_json::Map<String, Value> {
+    fn direct(cursor: &mut Cursor<'_>) -> Option<Self> {
+        let mut map = serde_json::Map::new();
+        cursor.open()?;
+        cursor.keys(true, |cursor, key| {
+            let value = Value::direct(cursor)?;
+            map.insert(key.into_owned(), value);
+            Some(())
+        })?;
+        Some(map)
+    }
+}
 
 impl Direct for super::RawJson {
     fn direct(cursor: &mut Cursor<'_>) -> Option<Self> {

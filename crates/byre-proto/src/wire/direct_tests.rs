@@ -379,3 +379,22 @@ fn the_skip_check_agrees_with_serde_json_on_changed_lines() {
         "{valid} of {tried} changed lines still JSON"
     );
 }
+
+#[test]
+fn free_form_values_decode_directly_as_through_serde() {
+    let lines = [
+        // A repeated key keeps its last value; numbers of every kind; escapes; deep lists.
+        concat!(
+            r#"{"type":"system","subtype":"zz","a":{"k":1,"k":[2,-3.5e2,{"k":null}]},"#,
+            r#""b":[true,false,0,-0,1.0,18446744073709551616]}"#
+        ),
+        r#"{"type":"system","subtype":"zz","u":"\u00e9\ud83d\ude00\n","e":{},"l":[[],[[{}]]]}"#,
+        concat!(
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t","#,
+            r#""name":"Bash","input":{"command":"ls","n":-1,"x":{"y":"y","y":"z"}}}]}}"#
+        ),
+    ];
+    for line in lines {
+        assert!(same(true, line), "decoded directly: {line}");
+    }
+}
