@@ -160,21 +160,24 @@ fn mutate(line: &str, random: &mut Random) -> String {
     }
 }
 
-#[test]
-fn changed_lines_decode_as_through_serde() {
-    let corpus = corpus();
-    // `BYRE_DIRECT_SEED=<number>` changes them differently.
+/// Calls `each` with `BYRE_DIRECT_FUZZ` (20,000) lines of the corpus, each changed one to three
+/// times at random from `seed` (`BYRE_DIRECT_SEED` changes it), and whether the CLI wrote it;
+/// gives how many times `each` said yes.
+fn changed_lines(
+    corpus: &[(bool, String)],
+    seed: u64,
+    mut each: impl FnMut(bool, &str) -> bool,
+) -> (usize, usize) {
     let seed = std::env::var("BYRE_DIRECT_SEED")
         .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0x9e37_79b9_7f4a_7c15);
+        .and_then(|n| n.parse::<u64>().ok())
+        .map_or(seed, |n| n ^ seed);
     let mut random = Random(seed.max(1));
-    let (mut tried, mut direct) = (0, 0);
-    // `BYRE_DIRECT_FUZZ=<count>` tries more (or fewer) lines.
     let count = std::env::var("BYRE_DIRECT_FUZZ")
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(20_000);
+    let mut yes = 0;
     for _ in 0..count {
         let (recv, line) = &corpus[random.below(corpus.len())];
         let mut changed = mutate(line, &mut random);
@@ -184,9 +187,14 @@ fn changed_lines_decode_as_through_serde() {
                 changed = mutate(&changed, &mut random);
             }
         }
-        tried += 1;
-        direct += usize::from(same(*recv, &changed));
+        yes += usize::from(each(*recv, &changed));
     }
+    (yes, count)
+}
+
+#[test]
+fn changed_lines_decode_as_through_serde() {
+    let (direct, tried) = changed_lines(&corpus(), 0x9e37_79b9_7f4a_7c15, same);
     eprintln!("{direct} of {tried} changed lines decoded directly");
     // Many changes keep the line valid and typed (whitespace, escapes in strings, unknown keys).
     assert!(
@@ -354,26 +362,12 @@ fn the_skip_check_accepts_what_serde_json_does() {
 #[test]
 fn the_skip_check_agrees_with_serde_json_on_changed_lines() {
     let corpus = corpus();
-    let mut random = Random(0x2545_f491_4f6c_dd1d);
-    let (mut tried, mut valid) = (0, 0);
     for (_, line) in &corpus {
         assert!(skips_as_serde_json(line), "a recorded line is JSON");
     }
-    let count = std::env::var("BYRE_DIRECT_FUZZ")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(20_000);
-    for _ in 0..count {
-        let (_, line) = &corpus[random.below(corpus.len())];
-        let mut changed = mutate(line, &mut random);
-        for _ in 0..random.below(3) {
-            if !changed.is_empty() {
-                changed = mutate(&changed, &mut random);
-            }
-        }
-        tried += 1;
-        valid += usize::from(skips_as_serde_json(&changed));
-    }
+    let (valid, tried) = changed_lines(&corpus, 0x2545_f491_4f6c_dd1d, |_, line| {
+        skips_as_serde_json(line)
+    });
     assert!(
         valid * 10 >= tried,
         "{valid} of {tried} changed lines still JSON"
