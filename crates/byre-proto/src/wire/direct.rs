@@ -195,6 +195,50 @@ impl<'a> Cursor<'a> {
         Some(())
     }
 
+    /// The rest of an open object (`first` when no key was read yet) whose known keys are
+    /// `known`, each as its JSON text and colon (`"key":`), in the order they usually come:
+    /// `each` is called with every key, the cursor at its value: `Ok(i)` for the known key `i`
+    /// when it came where it was expected (no scan, no comparison of names), `Err(key)` for any
+    /// other; it gives back the known key it took, so that the one after it is expected next.
+    /// Then the object is closed.
+    #[inline]
+    pub(crate) fn fields(
+        &mut self,
+        mut first: bool,
+        known: &[&str],
+        mut each: impl FnMut(&mut Self, Result<usize, Cow<'a, str>>) -> Option<Option<usize>>,
+    ) -> Option<()> {
+        let mut next = 0;
+        loop {
+            match self.peek()? {
+                b'}' => break,
+                b',' if !first => self.pos += 1,
+                _ if first => {}
+                _ => return None,
+            }
+            first = false;
+            self.peek()?;
+            let rest = &self.text.as_bytes()[self.pos..];
+            let key = match known.get(next) {
+                Some(expected) if rest.starts_with(expected.as_bytes()) => {
+                    self.pos += expected.len();
+                    Ok(next)
+                }
+                _ => {
+                    let key = self.string()?;
+                    self.eat(b':')?;
+                    Err(key)
+                }
+            };
+            if let Some(took) = each(self, key)? {
+                next = took + 1;
+            }
+        }
+        self.pos += 1;
+        self.depth -= 1;
+        Some(())
+    }
+
     /// Where the cursor is, to come back to.
     pub(crate) fn mark(&self) -> (usize, usize) {
         (self.pos, self.depth)

@@ -174,7 +174,9 @@ macro_rules! wire_struct {
 
             /// Decodes into a local per field and builds the value once at the end (no
             /// partial value to move).
-            #[allow(unused_variables, unused_mut)]
+            // (A struct without fields has no `Field` to match: the match after it is
+            // unreachable there.)
+            #[allow(unused_variables, unused_mut, unreachable_code)]
             #[inline]
             fn direct_fields(
                 c: &mut $crate::wire::Cursor<'_>,
@@ -182,25 +184,40 @@ macro_rules! wire_struct {
                 outer: Option<&$crate::wire::Outer<'_>>,
             ) -> Option<Self> {
                 #[allow(non_camel_case_types, dead_code, clippy::enum_variant_names)]
+                #[derive(Clone, Copy)]
                 enum Field { $( $field, )* }
+                const NAMES: &[&str] = &[$( $key ),*];
+                const EXPECTED: &[&str] = &[$( concat!("\"", $key, "\":") ),*];
+                const FIELDS: &[Field] = &[$( Field::$field ),*];
                 $( let mut $field: Option<$ty> = None; )*
                 let mut extra = $crate::wire::Extra::default();
-                c.keys(first, |c, key| {
-                    if $crate::wire::Outer::holds(outer, &key) {
+                c.fields(first, EXPECTED, |c, key| {
+                    let name = match &key {
+                        Ok(i) => NAMES[*i],
+                        Err(key) => key.as_ref(),
+                    };
+                    if $crate::wire::Outer::holds(outer, name) {
                         return None;
                     }
-                    match key.as_ref() {
-                        $( $key => {
+                    let (field, at) = match key {
+                        Ok(i) => (FIELDS[i], i),
+                        Err(key) => match key.as_ref() {
+                            $( $key => (Field::$field, Field::$field as usize), )*
+                            _ => {
+                                let v = <serde_json::Value as $crate::wire::Direct>::direct(c)?;
+                                extra.insert(key.into_owned(), v);
+                                return Some(None);
+                            }
+                        },
+                    };
+                    match field {
+                        $( Field::$field => {
                             $crate::wire::wire_struct!(
                                 @direct $kind $ty, $field, extra, Field::$field, c
                             );
                         } )*
-                        _ => {
-                            let v = <serde_json::Value as $crate::wire::Direct>::direct(c)?;
-                            extra.insert(key.into_owned(), v);
-                        }
                     }
-                    Some(())
+                    Some(Some(at))
                 })?;
                 Some($name {
                     $( $field: $crate::wire::wire_struct!(@direct_finish $kind $field), )*
