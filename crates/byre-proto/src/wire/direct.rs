@@ -166,16 +166,28 @@ impl<'a> Cursor<'a> {
     /// The next key of an open object (`first` when none was read yet), the cursor then at its
     /// value; `None` inside when the object ends here (its `}` is left for [`Cursor::keys`]).
     #[inline]
-    pub(crate) fn next_key(&mut self, first: bool) -> Option<Option<Cow<'a, str>>> {
-        match self.peek()? {
-            b'}' => return Some(None),
-            b',' if !first => self.pos += 1,
-            _ if first => {}
-            _ => return None,
+    pub(crate) fn next_key(&mut self, mut first: bool) -> Option<Option<Cow<'a, str>>> {
+        if !self.more(&mut first)? {
+            return Some(None);
         }
         let key = self.string()?;
         self.eat(b':')?;
         Some(Some(key))
+    }
+
+    /// Between the entries of an open object (`first` when none was read yet; cleared here):
+    /// whether another one follows (after its comma), or the object ends here (its `}` left
+    /// for the caller to close).
+    #[inline]
+    fn more(&mut self, first: &mut bool) -> Option<bool> {
+        match self.peek()? {
+            b'}' => return Some(false),
+            b',' if !*first => self.pos += 1,
+            _ if *first => {}
+            _ => return None,
+        }
+        *first = false;
+        Some(true)
     }
 
     /// The rest of an open object (`first` when no key was read yet): `each` is called with
@@ -209,14 +221,7 @@ impl<'a> Cursor<'a> {
         mut each: impl FnMut(&mut Self, Result<usize, Cow<'a, str>>) -> Option<Option<usize>>,
     ) -> Option<()> {
         let mut next = 0;
-        loop {
-            match self.peek()? {
-                b'}' => break,
-                b',' if !first => self.pos += 1,
-                _ if first => {}
-                _ => return None,
-            }
-            first = false;
+        while self.more(&mut first)? {
             self.peek()?;
             let rest = &self.text.as_bytes()[self.pos..];
             let key = match known.get(next) {
@@ -561,14 +566,7 @@ impl<K: Direct + Ord, V: Direct> Direct for std::collections::BTreeMap<K, V> {
         let mut map = std::collections::BTreeMap::new();
         cursor.open()?;
         let mut first = true;
-        loop {
-            match cursor.peek()? {
-                b'}' => break,
-                b',' if !first => cursor.pos += 1,
-                _ if first => {}
-                _ => return None,
-            }
-            first = false;
+        while cursor.more(&mut first)? {
             // A key is a JSON string, read as the key type reads one.
             let key = K::direct(cursor)?;
             cursor.eat(b':')?;
