@@ -2,6 +2,7 @@
 //! keeps as text: the raw payloads ([`RawJson`](super::RawJson)) of the direct decoder.
 
 use super::direct::plain_end;
+use crate::surrogates::hex_escape;
 
 /// How deep a skipped value may nest before the check gives up (and the serde path reads it).
 const MAX_NESTING: u32 = 128;
@@ -103,13 +104,8 @@ fn string_end(bytes: &[u8], mut at: usize) -> Option<usize> {
             b'"' => return Some(at + 1),
             b'\\' => match *bytes.get(at + 1)? {
                 b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => at += 2,
-                b'u' => {
-                    let hex = bytes.get(at + 2..at + 6)?;
-                    if !hex.iter().all(u8::is_ascii_hexdigit) {
-                        return None;
-                    }
-                    at += 6;
-                }
+                // Any four hex digits: serde_json skips a lone surrogate half too.
+                b'u' => at += hex_escape(bytes, at).map(|_| 6)?,
                 _ => return None,
             },
             _ => return None,
