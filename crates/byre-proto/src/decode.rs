@@ -284,7 +284,7 @@ fn type_comes_first(line: &[u8]) -> bool {
 /// The string after the first `"type":` in the line, wherever it is (it may belong to a nested
 /// object: the decode checks it), when it is a plain string without escapes.
 fn first_type_value(line: &str) -> Option<&str> {
-    let at = line.find(r#""type":"#)?;
+    let at = memchr::memmem::find(line.as_bytes(), br#""type":"#)?;
     let rest = line[at + r#""type":"#.len()..].trim_ascii_start();
     let rest = rest.strip_prefix('"')?;
     let end = rest.find(['"', '\\'])?;

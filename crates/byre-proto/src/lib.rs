@@ -106,6 +106,7 @@ pub mod hooks;
 mod host_request;
 mod mcp;
 mod message;
+mod names;
 mod permissions;
 mod session_file;
 mod session_key;
@@ -128,6 +129,7 @@ pub use crate::hooks::{HookEvent, HookInput, HookMatcher, HookOutput, HookSpecif
 pub use crate::host_request::*;
 pub use crate::mcp::*;
 pub use crate::message::{CliMessage, HostMessage};
+pub use crate::names::{Names, NamesIter};
 pub use crate::permissions::*;
 pub use crate::session_file::{EntryKind, SessionEntry};
 pub use crate::session_key::{InvalidKey, SessionKey};

@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use crate::names::Names;
 use crate::values::{ApiKeySource, AssistantError, McpServerState, PermissionMode, Priority};
 use crate::values::{SessionState, TaskStatus, TaskType};
 use crate::wire::{wire_enum, wire_struct, Number};
@@ -148,7 +149,7 @@ wire_struct! {
         /// The session id (the first place a new session's id is seen).
         "session_id" session_id: opt String,
         /// Tool names (the Agent tool is listed as `Task`).
-        "tools" tools: opt Vec<String>,
+        "tools" tools: opt Names,
         /// MCP servers and their status.
         "mcp_servers" mcp_servers: opt Vec<McpServerBrief>,
         /// The model.
@@ -156,27 +157,27 @@ wire_struct! {
         /// The permission mode.
         "permissionMode" permission_mode: opt PermissionMode,
         /// Slash commands.
-        "slash_commands" slash_commands: opt Vec<String>,
+        "slash_commands" slash_commands: opt Names,
         /// Slash commands that only work in a terminal.
-        "terminal_slash_commands" terminal_slash_commands: opt Vec<String>,
+        "terminal_slash_commands" terminal_slash_commands: opt Names,
         /// Where the API key came from.
         "apiKeySource" api_key_source: opt ApiKeySource,
         /// Beta flags.
-        "betas" betas: opt Vec<String>,
+        "betas" betas: opt Names,
         /// The CLI's version.
         "claude_code_version" claude_code_version: opt String,
         /// The output style.
         "output_style" output_style: opt String,
         /// Agent names.
-        "agents" agents: opt Vec<String>,
+        "agents" agents: opt Names,
         /// Skill names.
-        "skills" skills: opt Vec<String>,
+        "skills" skills: opt Names,
         /// Plugins.
         "plugins" plugins: opt Vec<PluginBrief>,
         /// Plugin load errors.
         "plugin_errors" plugin_errors: opt Vec<Value>,
         /// Feature flags for feature detection (`msg_lifecycle_v1`, ...).
-        "capabilities" capabilities: opt Vec<String>,
+        "capabilities" capabilities: opt Names,
         /// Whether analytics are off.
         "analytics_disabled" analytics_disabled: opt bool,
         /// Whether product feedback is off.
@@ -194,7 +195,7 @@ wire_struct! {
         /// The directory the CLI started in.
         "original_cwd" original_cwd: opt String,
         /// Extra directories (`--add-dir`).
-        "additional_directories" additional_directories: opt Vec<String>,
+        "additional_directories" additional_directories: opt Names,
         /// The messaging socket.
         "messaging_socket_path" messaging_socket_path: opt String,
         /// Fast mode state.

@@ -447,6 +447,19 @@ impl Direct for crate::Text {
     }
 }
 
+/// A list of names: its text is at most the array's text long, so the buffer is sized once
+/// from a skip over it.
+impl Direct for crate::Names {
+    fn direct(cursor: &mut Cursor<'_>) -> Option<Self> {
+        let mut names = crate::Names::with_text_capacity(128);
+        cursor.array(|cursor| {
+            names.push(&cursor.string()?);
+            Some(())
+        })?;
+        Some(names)
+    }
+}
+
 impl Direct for bool {
     #[inline]
     fn direct(cursor: &mut Cursor<'_>) -> Option<Self> {

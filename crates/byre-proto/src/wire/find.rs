@@ -69,6 +69,7 @@ macro_rules! leaf_find_unknown {
 leaf_find_unknown!(
     String,
     crate::Text,
+    crate::Names,
     bool,
     u8,
     u16,

@@ -455,7 +455,7 @@ fn system(sys: &SystemMessage) -> String {
                 "system/init session={} model={} tools={} mode={}",
                 id(i.session_id.as_deref(), 8),
                 i.model.as_deref().unwrap_or("?"),
-                i.tools.as_ref().map_or(0, Vec::len),
+                i.tools.as_ref().map_or(0, byre_proto::Names::len),
                 i.permission_mode.as_ref().map_or("?", |m| m.as_str()),
             );
             for server in i.mcp_servers.iter().flatten() {
