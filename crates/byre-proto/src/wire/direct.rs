@@ -25,6 +25,10 @@ use serde_json::Value;
 /// the line's start; a value handed to serde_json starts a count of its own).
 const MAX_DEPTH: usize = 64;
 
+/// The first buffer of a list of names: about ten of them (sized once from a skip over the
+/// list measured slower: the skip costs more than the buffer's growth).
+const NAMES_TEXT: usize = 128;
+
 /// How deep a value handed to serde_json may reach, counted from the line's start (its parser
 /// fails past 128; kept a little below).
 const SERDE_DEPTH: usize = 120;
@@ -447,11 +451,16 @@ impl Direct for crate::Text {
     }
 }
 
-/// A list of names: its text is at most the array's text long, so the buffer is sized once
-/// from a skip over it.
+/// A list of names, in a buffer that starts at [`NAMES_TEXT`] bytes (none for an empty list).
 impl Direct for crate::Names {
     fn direct(cursor: &mut Cursor<'_>) -> Option<Self> {
-        let mut names = crate::Names::with_text_capacity(128);
+        let mark = cursor.mark();
+        if cursor.eat(b'[').is_some() && cursor.peek()? == b']' {
+            cursor.pos += 1;
+            return Some(crate::Names::new());
+        }
+        cursor.back(mark);
+        let mut names = crate::Names::with_text_capacity(NAMES_TEXT);
         cursor.array(|cursor| {
             names.push(&cursor.string()?);
             Some(())

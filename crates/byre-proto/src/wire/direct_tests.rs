@@ -392,3 +392,26 @@ fn free_form_values_decode_directly_as_through_serde() {
         assert!(same(true, line), "decoded directly: {line}");
     }
 }
+
+#[test]
+fn lists_of_names_decode_directly_as_through_serde() {
+    let init = |tools: &str| {
+        format!(
+            r#"{{"type":"system","subtype":"init","tools":{tools},"agents":[],"skills":["a"]}}"#
+        )
+    };
+    for tools in [
+        r#"[]"#,
+        r#"[ ]"#,
+        r#"["Bash","",  "Re\"ad"]"#,
+        r#"["\u00e9"]"#,
+    ] {
+        assert!(same(true, &init(tools)), "decoded directly: {tools}");
+    }
+    let long: Vec<String> = (0..300).map(|i| format!("\"name-{i}\"")).collect();
+    assert!(same(true, &init(&format!("[{}]", long.join(",")))));
+    // Not a list of strings: the serde path keeps the line, its `tools` as a mismatch.
+    for tools in [r#"["Bash",1]"#, r#"[null]"#, r#"{}"#, r#"["a",]"#] {
+        assert!(!same(true, &init(tools)), "left to serde: {tools}");
+    }
+}
