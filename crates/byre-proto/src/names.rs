@@ -16,22 +16,54 @@ use serde::ser::{Serialize, SerializeSeq, Serializer};
 /// [`get`](Names::get), indexing (`names[0]`), [`contains`](Names::contains),
 /// [`len`](Names::len); it compares with a slice or a `Vec` of `&str` or `String`, prints as a
 /// list, and is built from any iterator of strings (`collect()`, `From<Vec<String>>`,
-/// `From<[&str; N]>`). On the wire it is a JSON array of strings.
+/// `From<[&str; N]>`). On the wire it is a JSON array of strings. It is not edited in place:
+/// collect a new one.
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct Names {
     /// Every name, one after another.
-    text: String,
+    text: Box<str>,
     /// Where each name ends in `text`.
+    ends: Box<[usize]>,
+}
+
+/// A [`Names`] being built: its buffers grow, and are copied once into buffers of the exact
+/// size when it is done (so a reused builder costs a list two allocations).
+#[derive(Default)]
+pub(crate) struct NamesBuilder {
+    text: String,
     ends: Vec<usize>,
+}
+
+impl NamesBuilder {
+    /// Buffers larger than this (bytes of text, or names) are not kept for the next list.
+    const KEEP: usize = 64 * 1024;
+
+    /// Adds a name at the end.
+    pub(crate) fn push(&mut self, name: &str) {
+        self.text.push_str(name);
+        self.ends.push(self.text.len());
+    }
+
+    /// The list built so far, in buffers of its size; the builder is left empty, its buffers
+    /// kept for the next list.
+    pub(crate) fn take(&mut self) -> Names {
+        let names = Names {
+            text: self.text.as_str().into(),
+            ends: self.ends.as_slice().into(),
+        };
+        self.text.clear();
+        self.ends.clear();
+        if self.text.capacity() > Self::KEEP || self.ends.capacity() > Self::KEEP {
+            *self = NamesBuilder::default();
+        }
+        names
+    }
 }
 
 impl Names {
     /// An empty list.
-    pub const fn new() -> Self {
-        Names {
-            text: String::new(),
-            ends: Vec::new(),
-        }
+    pub fn new() -> Self {
+        Names::default()
     }
 
     /// How many names the list holds.
@@ -65,23 +97,9 @@ impl Names {
         }
     }
 
-    /// Adds a name at the end.
-    pub fn push(&mut self, name: &str) {
-        self.text.push_str(name);
-        self.ends.push(self.text.len());
-    }
-
     /// The names as owned strings.
     pub fn to_vec(&self) -> Vec<String> {
         self.iter().map(str::to_owned).collect()
-    }
-
-    /// An empty list with room for names of `bytes` bytes in all.
-    pub(crate) fn with_text_capacity(bytes: usize) -> Self {
-        Names {
-            text: String::with_capacity(bytes),
-            ends: Vec::new(),
-        }
     }
 }
 
@@ -143,17 +161,11 @@ impl Index<usize> for Names {
 
 impl<S: AsRef<str>> FromIterator<S> for Names {
     fn from_iter<I: IntoIterator<Item = S>>(iter: I) -> Self {
-        let mut names = Names::new();
-        names.extend(iter);
-        names
-    }
-}
-
-impl<S: AsRef<str>> Extend<S> for Names {
-    fn extend<I: IntoIterator<Item = S>>(&mut self, iter: I) {
+        let mut names = NamesBuilder::default();
         for name in iter {
-            self.push(name.as_ref());
+            names.push(name.as_ref());
         }
+        names.take()
     }
 }
 
@@ -226,11 +238,11 @@ impl<'de> Deserialize<'de> for Names {
             }
 
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Names, A::Error> {
-                let mut names = Names::new();
+                let mut names = NamesBuilder::default();
                 while let Some(name) = seq.next_element::<std::borrow::Cow<'de, str>>()? {
                     names.push(&name);
                 }
-                Ok(names)
+                Ok(names.take())
             }
         }
         deserializer.deserialize_seq(NamesVisitor)

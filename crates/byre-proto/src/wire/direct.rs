@@ -25,10 +25,6 @@ use serde_json::Value;
 /// the line's start; a value handed to serde_json starts a count of its own).
 const MAX_DEPTH: usize = 64;
 
-/// The first buffer of a list of names: about ten of them (sized once from a skip over the
-/// list measured slower: the skip costs more than the buffer's growth).
-const NAMES_TEXT: usize = 128;
-
 /// How deep a value handed to serde_json may reach, counted from the line's start (its parser
 /// fails past 128; kept a little below).
 const SERDE_DEPTH: usize = 120;
@@ -451,21 +447,21 @@ impl Direct for crate::Text {
     }
 }
 
-/// A list of names, in a buffer that starts at [`NAMES_TEXT`] bytes (none for an empty list).
+/// A list of names, built in this thread's reused buffers (no allocation for an empty list).
 impl Direct for crate::Names {
     fn direct(cursor: &mut Cursor<'_>) -> Option<Self> {
-        let mark = cursor.mark();
-        if cursor.eat(b'[').is_some() && cursor.peek()? == b']' {
-            cursor.pos += 1;
-            return Some(crate::Names::new());
+        thread_local! {
+            static BUILDER: std::cell::RefCell<crate::names::NamesBuilder> =
+                std::cell::RefCell::default();
         }
-        cursor.back(mark);
-        let mut names = crate::Names::with_text_capacity(NAMES_TEXT);
-        cursor.array(|cursor| {
-            names.push(&cursor.string()?);
-            Some(())
-        })?;
-        Some(names)
+        BUILDER.with_borrow_mut(|names| {
+            let read = cursor.array(|cursor| {
+                names.push(&cursor.string()?);
+                Some(())
+            });
+            let list = names.take();
+            read.map(|()| list)
+        })
     }
 }
 
