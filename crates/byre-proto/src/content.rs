@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::text::{json_string, raw_key, sharing_now, RawText, Text, RAW_VALUE};
-use crate::values::{Role, StopReason};
+use crate::values::{CostBasis, ModelProvider, Role, ServiceTier, Speed, StopReason};
 use crate::wire::{wire_enum, wire_struct, FindUnknown, Number};
 
 wire_struct! {
@@ -463,7 +463,7 @@ wire_struct! {
         /// Server tool requests.
         "server_tool_use" server_tool_use: opt ServerToolUsage,
         /// The service tier.
-        "service_tier" service_tier: opt String,
+        "service_tier" service_tier: opt ServiceTier,
         /// Cache writes by lifetime.
         "cache_creation" cache_creation: opt CacheCreation,
         /// Where inference ran.
@@ -471,7 +471,7 @@ wire_struct! {
         /// Per-iteration usage.
         "iterations" iterations: opt Vec<Value>,
         /// The speed mode.
-        "speed" speed: opt String,
+        "speed" speed: opt Speed,
         /// Credit for a fallback (seen only as `null`).
         "fallback_credit" fallback_credit: any Value,
     }
@@ -533,9 +533,9 @@ wire_struct! {
         /// The canonical model name.
         "canonicalModel" canonical_model: opt String,
         /// The API provider.
-        "provider" provider: opt String,
+        "provider" provider: opt ModelProvider,
         /// How the cost was computed.
-        "costBasis" cost_basis: opt String,
+        "costBasis" cost_basis: opt CostBasis,
     }
 }
 

@@ -7,7 +7,8 @@ use crate::content::{
 };
 use crate::content::{Usage, UserApiMessage};
 use crate::text::Text;
-use crate::values::{AssistantError, Priority, ResultSubtype, Role, StopReason, TerminalReason};
+use crate::values::{AssistantError, FastModeDisabledReason, FastModeState, Priority};
+use crate::values::{ResultSubtype, Role, StopReason, TerminalReason};
 use crate::wire::{wire_struct, Number};
 
 wire_struct! {
@@ -290,9 +291,9 @@ wire_struct! {
         /// A tool call deferred by a hook.
         "deferred_tool_use" deferred_tool_use: any Value,
         /// Fast mode state.
-        "fast_mode_state" fast_mode_state: opt String,
+        "fast_mode_state" fast_mode_state: opt FastModeState,
         /// Why fast mode is off.
-        "fast_mode_disabled_reason" fast_mode_disabled_reason: opt String,
+        "fast_mode_disabled_reason" fast_mode_disabled_reason: opt FastModeDisabledReason,
         /// Subagent counters.
         "subagent_stats" subagent_stats: opt SubagentStats,
         /// Safety stops.

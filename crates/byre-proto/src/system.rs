@@ -3,8 +3,9 @@
 use serde_json::Value;
 
 use crate::names::Names;
+use crate::values::ViewMode;
 use crate::values::{ApiKeySource, AssistantError, McpServerState, PermissionMode, Priority};
-use crate::values::{SessionState, TaskStatus, TaskType};
+use crate::values::{FastModeDisabledReason, FastModeState, SessionState, TaskStatus, TaskType};
 use crate::wire::{wire_enum, wire_struct, Number};
 
 wire_enum! {
@@ -199,9 +200,9 @@ wire_struct! {
         /// The messaging socket.
         "messaging_socket_path" messaging_socket_path: opt String,
         /// Fast mode state.
-        "fast_mode_state" fast_mode_state: opt String,
+        "fast_mode_state" fast_mode_state: opt FastModeState,
         /// Why fast mode is off.
-        "fast_mode_disabled_reason" fast_mode_disabled_reason: opt String,
+        "fast_mode_disabled_reason" fast_mode_disabled_reason: opt FastModeDisabledReason,
         /// The effort level.
         "effort" effort: any Value,
         /// Whether per-turn effort is active.
@@ -211,7 +212,7 @@ wire_struct! {
         /// Whether typing ultrathink raises effort.
         "ultrathink_typed_raises" ultrathink_typed_raises: opt bool,
         /// The view mode.
-        "view_mode" view_mode: opt String,
+        "view_mode" view_mode: opt ViewMode,
         /// Whether the sandbox is on.
         "sandbox_enabled" sandbox_enabled: opt bool,
         /// The user messages of this turn, when they carried uuids.

@@ -300,3 +300,64 @@ open_enum! {
         OMITTED = "omitted",
     }
 }
+
+open_enum! {
+    /// The service tier a call ran on (`usage.service_tier`).
+    pub struct ServiceTier {
+        /// The standard tier.
+        STANDARD = "standard",
+        /// The priority tier.
+        PRIORITY = "priority",
+        /// The batch tier.
+        BATCH = "batch",
+    }
+}
+
+open_enum! {
+    /// The speed a call ran at (`usage.speed`).
+    pub struct Speed {
+        /// The standard speed.
+        STANDARD = "standard",
+    }
+}
+
+open_enum! {
+    /// The API provider a model was called through (`modelUsage`'s `provider`).
+    pub struct ModelProvider {
+        /// Anthropic's own API.
+        FIRST_PARTY = "firstParty",
+    }
+}
+
+open_enum! {
+    /// How a model's cost was computed (`modelUsage`'s `costBasis`).
+    pub struct CostBasis {
+        /// From list prices.
+        LIST = "list",
+    }
+}
+
+open_enum! {
+    /// Whether fast mode is on (`fast_mode_state` of `system/init`, results and the
+    /// `initialize` answer).
+    pub struct FastModeState {
+        /// Off.
+        OFF = "off",
+    }
+}
+
+open_enum! {
+    /// Why fast mode is not available (`fast_mode_disabled_reason`).
+    pub struct FastModeDisabledReason {
+        /// A program driving the CLI has to opt in to it.
+        SDK_OPT_IN_REQUIRED = "sdk_opt_in_required",
+    }
+}
+
+open_enum! {
+    /// The CLI's view mode (`view_mode` of `system/init`).
+    pub struct ViewMode {
+        /// The default view.
+        DEFAULT = "default",
+    }
+}

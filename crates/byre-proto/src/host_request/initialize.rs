@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::hooks::{HookEvent, HookMatcher};
-use crate::values::PermissionMode;
+use crate::values::{FastModeDisabledReason, FastModeState, PermissionMode};
 use crate::wire::wire_struct;
 
 wire_struct! {
@@ -161,9 +161,9 @@ wire_struct! {
         /// What became of pre-run MCP handshakes.
         "sdk_mcp_manifests_parked" sdk_mcp_manifests_parked: any Value,
         /// Fast mode state.
-        "fast_mode_state" fast_mode_state: opt String,
+        "fast_mode_state" fast_mode_state: opt FastModeState,
         /// Why fast mode is off.
-        "fast_mode_disabled_reason" fast_mode_disabled_reason: opt String,
+        "fast_mode_disabled_reason" fast_mode_disabled_reason: opt FastModeDisabledReason,
         /// The session state (`idle`, ...).
         "session_state" session_state: opt String,
         /// Feature flags.
