@@ -415,3 +415,34 @@ fn lists_of_names_decode_directly_as_through_serde() {
         assert!(!same(true, &init(tools)), "left to serde: {tools}");
     }
 }
+
+#[test]
+fn the_plain_part_of_a_string_ends_at_the_first_stop_in_any_lane() {
+    // Against a byte-by-byte reading: every byte value at every offset of the first blocks and
+    // of the tail after them, with plain text before it (ASCII and not).
+    let reference = |bytes: &[u8], from: usize| {
+        (from..bytes.len())
+            .find(|&at| matches!(bytes[at], b'"' | b'\\' | 0..=0x1f))
+            .unwrap_or(bytes.len())
+    };
+    for len in [0, 1, 15, 16, 17, 31, 32, 33, 40] {
+        for from in [0, 1, 7] {
+            for stop in 0..=u8::MAX {
+                for at in from..len {
+                    let mut bytes: Vec<u8> = b"plain text \xc3\xa9 more, and still more"
+                        .iter()
+                        .copied()
+                        .cycle()
+                        .take(len)
+                        .collect();
+                    bytes[at] = stop;
+                    assert_eq!(
+                        super::plain_end(&bytes, from),
+                        reference(&bytes, from),
+                        "byte {stop:#04x} at {at} of {len}, from {from}"
+                    );
+                }
+            }
+        }
+    }
+}
