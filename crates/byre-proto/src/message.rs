@@ -44,15 +44,15 @@ wire_enum! {
         /// The agent's goal.
         "active_goal" => ActiveGoal(Box<ActiveGoalMessage>),
         /// Liveness.
-        "keep_alive" => KeepAlive(KeepAliveMessage),
+        "keep_alive" => KeepAlive(Box<KeepAliveMessage>),
         /// Session file entries (`--session-mirror`).
         "transcript_mirror" => TranscriptMirror(Box<TranscriptMirrorMessage>),
         /// A request from the CLI (hooks, permissions, MCP, ...).
         "control_request" => ControlRequest(Box<CliControlRequest>),
         /// The CLI's answer to a host request.
-        "control_response" => ControlResponse(ControlResponse),
+        "control_response" => ControlResponse(Box<ControlResponse>),
         /// The CLI withdraws one of its requests.
-        "control_cancel_request" => ControlCancelRequest(ControlCancelRequest),
+        "control_cancel_request" => ControlCancelRequest(Box<ControlCancelRequest>),
     }
 }
 

@@ -940,7 +940,7 @@ fn success_without_response_key_round_trips_without_one() {
     // The constructor writes the same line.
     let built = ControlResponse::success("req_7", None);
     assert_eq!(
-        CliMessage::ControlResponse(built)
+        CliMessage::ControlResponse(Box::new(built))
             .to_value()
             .expect("a value"),
         out

@@ -1357,7 +1357,7 @@ proptest! {
         let success = ControlResponse::success(id.clone(), payload.clone());
         prop_assert_eq!(success.request_id(), Some(id.as_str()));
         host_round_trip(HostMessage::ControlResponse(success.clone()))?;
-        cli_round_trip(CliMessage::ControlResponse(success.clone()))?;
+        cli_round_trip(CliMessage::ControlResponse(Box::new(success.clone())))?;
         let ControlResponseBody::Success(ok) = &success.response else {
             return Err(TestCaseError::fail("success is not a success"));
         };
@@ -1366,7 +1366,7 @@ proptest! {
         let error = ControlResponse::error(id.clone(), message, code.map(ErrorCode::new));
         prop_assert_eq!(error.request_id(), Some(id.as_str()));
         host_round_trip(HostMessage::ControlResponse(error.clone()))?;
-        cli_round_trip(CliMessage::ControlResponse(error))?;
+        cli_round_trip(CliMessage::ControlResponse(Box::new(error)))?;
     }
 
     #[test]
