@@ -53,13 +53,13 @@ wire_enum! {
         /// A message starts.
         "message_start" => MessageStart(Box<MessageStartEvent>),
         /// A content block starts.
-        "content_block_start" => ContentBlockStart(ContentBlockStartEvent),
+        "content_block_start" => ContentBlockStart(Box<ContentBlockStartEvent>),
         /// A piece of a content block.
         "content_block_delta" => ContentBlockDelta(ContentBlockDeltaEvent),
         /// A content block ends.
         "content_block_stop" => ContentBlockStop(ContentBlockStopEvent),
         /// The stop reason and final usage.
-        "message_delta" => MessageDelta(MessageDeltaEvent),
+        "message_delta" => MessageDelta(Box<MessageDeltaEvent>),
         /// The message ends.
         "message_stop" => MessageStop(MessageStopEvent),
         /// A keep-alive.
