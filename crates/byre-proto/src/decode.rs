@@ -173,7 +173,7 @@ macro_rules! top_level {
                                 return Ok(message);
                             }
                         }
-                        fallback(line, typed).map($name::Unknown)
+                        fallback(line, typed).map(|u| $name::Unknown(Box::new(u)))
                     }
                 }
             }

@@ -282,10 +282,10 @@ impl HookSpecificOutput {
         );
         fields.insert("additionalContext".into(), Value::String(text.into()));
         serde_json::from_value(Value::Object(fields.clone())).unwrap_or(
-            HookSpecificOutput::Unknown(Unknown {
+            HookSpecificOutput::Unknown(Box::new(Unknown {
                 fields,
                 mismatch: None,
-            }),
+            })),
         )
     }
 }

@@ -18,7 +18,7 @@ macro_rules! wire_enum {
         pub enum $name {
             $( $(#[$vmeta])* $var($ty), )*
             /// A tag this version of byre does not know, or no tag at all: kept whole.
-            Unknown($crate::wire::Unknown),
+            Unknown(Box<$crate::wire::Unknown>),
         }
 
         impl $name {
@@ -140,17 +140,17 @@ macro_rules! wire_enum {
 
                 fn finish<E: serde::de::Error>(p: Partial) -> Result<Self, E> {
                     Ok(match p {
-                        Partial::Pending(buffered) => $name::Unknown($crate::wire::Unknown {
+                        Partial::Pending(buffered) => $name::Unknown(Box::new($crate::wire::Unknown {
                             fields: buffered.into_iter().collect(),
                             mismatch: None,
-                        }),
+                        })),
                         $( Partial::$var(inner) => $name::$var(
                             <$ty as $crate::wire::WireObject>::finish::<E>(inner)?,
                         ), )*
-                        Partial::Unknown(fields) => $name::Unknown($crate::wire::Unknown {
+                        Partial::Unknown(fields) => $name::Unknown(Box::new($crate::wire::Unknown {
                             fields,
                             mismatch: None,
-                        }),
+                        })),
                     })
                 }
 
@@ -238,10 +238,10 @@ macro_rules! wire_enum {
                                 fields.insert(key.into_owned(), value);
                                 Some(())
                             })?;
-                            Some($name::Unknown($crate::wire::Unknown {
+                            Some($name::Unknown(Box::new($crate::wire::Unknown {
                                 fields,
                                 mismatch: None,
-                            }))
+                            })))
                         }
                     };
                 }
