@@ -140,10 +140,12 @@ macro_rules! wire_enum {
 
                 fn finish<E: serde::de::Error>(p: Partial) -> Result<Self, E> {
                     Ok(match p {
-                        Partial::Pending(buffered) => $name::Unknown(Box::new($crate::wire::Unknown {
-                            fields: buffered.into_iter().collect(),
-                            mismatch: None,
-                        })),
+                        Partial::Pending(buffered) => {
+                            $name::Unknown(Box::new($crate::wire::Unknown {
+                                fields: buffered.into_iter().collect(),
+                                mismatch: None,
+                            }))
+                        }
                         $( Partial::$var(inner) => $name::$var(
                             <$ty as $crate::wire::WireObject>::finish::<E>(inner)?,
                         ), )*
