@@ -281,12 +281,8 @@ impl HookSpecificOutput {
             Value::String(event.into().as_str().into()),
         );
         fields.insert("additionalContext".into(), Value::String(text.into()));
-        serde_json::from_value(Value::Object(fields.clone())).unwrap_or(
-            HookSpecificOutput::Unknown(Box::new(Unknown {
-                fields,
-                mismatch: None,
-            })),
-        )
+        serde_json::from_value(Value::Object(fields.clone()))
+            .unwrap_or(HookSpecificOutput::Unknown(Unknown::boxed(fields)))
     }
 }
 

@@ -167,6 +167,14 @@ pub struct Unknown {
 }
 
 impl Unknown {
+    /// The object `fields`, boxed as a union's `Unknown` variant holds it (no mismatch).
+    pub fn boxed(fields: Map<String, Value>) -> Box<Self> {
+        Box::new(Unknown {
+            fields,
+            mismatch: None,
+        })
+    }
+
     /// The value of `key`, if present.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.fields.get(key)

@@ -141,18 +141,16 @@ macro_rules! wire_enum {
                 fn finish<E: serde::de::Error>(p: Partial) -> Result<Self, E> {
                     Ok(match p {
                         Partial::Pending(buffered) => {
-                            $name::Unknown(Box::new($crate::wire::Unknown {
-                                fields: buffered.into_iter().collect(),
-                                mismatch: None,
-                            }))
+                            $name::Unknown($crate::wire::Unknown::boxed(
+                                buffered.into_iter().collect(),
+                            ))
                         }
                         $( Partial::$var(inner) => $name::$var(
                             <$ty as $crate::wire::WireObject>::finish::<E>(inner)?,
                         ), )*
-                        Partial::Unknown(fields) => $name::Unknown(Box::new($crate::wire::Unknown {
-                            fields,
-                            mismatch: None,
-                        })),
+                        Partial::Unknown(fields) => {
+                            $name::Unknown($crate::wire::Unknown::boxed(fields))
+                        }
                     })
                 }
 
@@ -240,10 +238,7 @@ macro_rules! wire_enum {
                                 fields.insert(key.into_owned(), value);
                                 Some(())
                             })?;
-                            Some($name::Unknown(Box::new($crate::wire::Unknown {
-                                fields,
-                                mismatch: None,
-                            })))
+                            Some($name::Unknown($crate::wire::Unknown::boxed(fields)))
                         }
                     };
                 }
