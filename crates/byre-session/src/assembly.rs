@@ -313,25 +313,36 @@ impl Assembler {
     #[must_use = "the events say what was assembled"]
     pub fn observe(&mut self, line: &StreamEventMessage) -> Vec<AssemblyEvent> {
         let mut out = Vec::new();
+        self.observe_into(line, &mut out);
+        out
+    }
+
+    /// [`observe`](Self::observe), adding the events to `out` (the session's event queue, with
+    /// no list of its own per line).
+    pub(crate) fn observe_into(
+        &mut self,
+        line: &StreamEventMessage,
+        out: &mut impl Extend<AssemblyEvent>,
+    ) {
         match &line.event {
-            StreamEvent::MessageStart(start) => self.message_start(line, &start.message, &mut out),
+            StreamEvent::MessageStart(start) => self.message_start(line, &start.message, out),
             StreamEvent::ContentBlockStart(start) => {
-                if let Some(id) = self.route(line, "content_block_start", &mut out) {
-                    self.block_start(id, start.index, &start.content_block, &mut out);
+                if let Some(id) = self.route(line, "content_block_start", out) {
+                    self.block_start(id, start.index, &start.content_block, out);
                 }
             }
             StreamEvent::ContentBlockDelta(delta) => {
-                if let Some(id) = self.route(line, "content_block_delta", &mut out) {
-                    self.block_delta(id, delta.index, &delta.delta, &mut out);
+                if let Some(id) = self.route(line, "content_block_delta", out) {
+                    self.block_delta(id, delta.index, &delta.delta, out);
                 }
             }
             StreamEvent::ContentBlockStop(stop) => {
-                if let Some(id) = self.route(line, "content_block_stop", &mut out) {
-                    self.block_stop(id, stop.index, &mut out);
+                if let Some(id) = self.route(line, "content_block_stop", out) {
+                    self.block_stop(id, stop.index, out);
                 }
             }
             StreamEvent::MessageDelta(delta) => {
-                if let Some(id) = self.route(line, "message_delta", &mut out) {
+                if let Some(id) = self.route(line, "message_delta", out) {
                     let message = self
                         .messages
                         .get_mut(&id)
@@ -343,34 +354,44 @@ impl Assembler {
                 }
             }
             StreamEvent::MessageStop(_) => {
-                if let Some(id) = self.route(line, "message_stop", &mut out) {
+                if let Some(id) = self.route(line, "message_stop", out) {
                     let from = line.abandoned_blocks.as_ref().map(|a| a.from_block_index);
                     let cause = match from {
                         Some(_) => AbandonCause::Interrupted,
                         None => AbandonCause::OpenAtStop,
                     };
-                    out.push(self.finish_message(&id, cause, from.flatten()));
+                    out.extend(Some(self.finish_message(&id, cause, from.flatten())));
                 }
             }
-            StreamEvent::Error(error) => out.push(AssemblyEvent::StreamError {
+            StreamEvent::Error(error) => out.extend(Some(AssemblyEvent::StreamError {
                 message_id: self.lookup(line),
                 error: error.error.clone(),
-            }),
+            })),
             StreamEvent::Ping(_) | StreamEvent::Unknown(_) => {}
         }
-        out
     }
 
     /// Takes any CLI line: `stream_event` lines are assembled, a `result` gives up the
     /// top-level messages still in flight (their turn is over), and other lines are ignored.
     #[must_use = "the events say what was assembled"]
     pub fn observe_cli(&mut self, line: &CliMessage) -> Vec<AssemblyEvent> {
+        let mut out = Vec::new();
+        self.observe_cli_into(line, &mut out);
+        out
+    }
+
+    /// [`observe_cli`](Self::observe_cli), adding the events to `out`.
+    pub(crate) fn observe_cli_into(
+        &mut self,
+        line: &CliMessage,
+        out: &mut impl Extend<AssemblyEvent>,
+    ) {
         match line {
-            CliMessage::StreamEvent(line) => self.observe(line),
-            CliMessage::Result(_) => {
-                self.give_up(AbandonCause::TurnEnded, |m| m.parent_tool_use_id.is_none())
-            }
-            _ => Vec::new(),
+            CliMessage::StreamEvent(line) => self.observe_into(line, out),
+            CliMessage::Result(_) => out.extend(
+                self.give_up(AbandonCause::TurnEnded, |m| m.parent_tool_use_id.is_none()),
+            ),
+            _ => {}
         }
     }
 
@@ -517,7 +538,7 @@ impl Assembler {
         &mut self,
         line: &StreamEventMessage,
         message: &byre_proto::ApiMessage,
-        out: &mut Vec<AssemblyEvent>,
+        out: &mut impl Extend<AssemblyEvent>,
     ) {
         let id = match line.api_message_id.as_ref().or(message.id.as_ref()) {
             Some(id) => id.clone(),
@@ -527,9 +548,9 @@ impl Assembler {
             }
         };
         if self.messages.contains_key(&id) {
-            out.push(AssemblyEvent::Problem(AssemblyError::DuplicateMessage {
+            out.extend(Some(AssemblyEvent::Problem(AssemblyError::DuplicateMessage {
                 message_id: id,
-            }));
+            })));
             return;
         }
         let parent = line.parent_tool_use_id.clone();
@@ -545,12 +566,12 @@ impl Assembler {
                 blocks: BTreeMap::new(),
             },
         );
-        out.push(AssemblyEvent::MessageStarted {
+        out.extend(Some(AssemblyEvent::MessageStarted {
             id,
             model: message.model.clone(),
             parent_tool_use_id: parent,
             usage,
-        });
+        }));
     }
 
     fn block_start(
@@ -558,71 +579,71 @@ impl Assembler {
         id: String,
         index: u64,
         block: &ContentBlock,
-        out: &mut Vec<AssemblyEvent>,
+        out: &mut impl Extend<AssemblyEvent>,
     ) {
         let message = self
             .messages
             .get_mut(&id)
             .expect("routed to a live message");
         if message.blocks.contains_key(&index) {
-            out.push(AssemblyEvent::Problem(AssemblyError::DuplicateBlock {
+            out.extend(Some(AssemblyEvent::Problem(AssemblyError::DuplicateBlock {
                 message_id: id,
                 index,
-            }));
+            })));
             return;
         }
         let state = BlockState::new(block.clone());
         let kind = state.kind.clone();
         message.blocks.insert(index, state);
-        out.push(AssemblyEvent::BlockStarted {
+        out.extend(Some(AssemblyEvent::BlockStarted {
             message_id: id,
             index,
             kind,
-        });
+        }));
     }
 
-    fn block_delta(&mut self, id: String, index: u64, delta: &Delta, out: &mut Vec<AssemblyEvent>) {
+    fn block_delta(&mut self, id: String, index: u64, delta: &Delta, out: &mut impl Extend<AssemblyEvent>) {
         let message = self
             .messages
             .get_mut(&id)
             .expect("routed to a live message");
         let Some(block) = message.blocks.get_mut(&index) else {
-            out.push(AssemblyEvent::Problem(AssemblyError::UnknownBlock {
+            out.extend(Some(AssemblyEvent::Problem(AssemblyError::UnknownBlock {
                 message_id: id,
                 index,
                 event: "content_block_delta",
-            }));
+            })));
             return;
         };
         if !block.apply(delta) {
-            out.push(AssemblyEvent::Problem(AssemblyError::DeltaMismatch {
+            out.extend(Some(AssemblyEvent::Problem(AssemblyError::DeltaMismatch {
                 message_id: id.clone(),
                 index,
                 block: block.start.tag().unwrap_or("unknown").to_owned(),
                 delta: delta.tag().unwrap_or("unknown").to_owned(),
-            }));
+            })));
         }
-        out.push(AssemblyEvent::Delta {
+        out.extend(Some(AssemblyEvent::Delta {
             message_id: id,
             index,
             delta: delta.clone(),
-        });
+        }));
     }
 
-    fn block_stop(&mut self, id: String, index: u64, out: &mut Vec<AssemblyEvent>) {
+    fn block_stop(&mut self, id: String, index: u64, out: &mut impl Extend<AssemblyEvent>) {
         let message = self
             .messages
             .get_mut(&id)
             .expect("routed to a live message");
         let Some(block) = message.blocks.remove(&index) else {
-            out.push(AssemblyEvent::Problem(AssemblyError::UnknownBlock {
+            out.extend(Some(AssemblyEvent::Problem(AssemblyError::UnknownBlock {
                 message_id: id,
                 index,
                 event: "content_block_stop",
-            }));
+            })));
             return;
         };
-        out.push(match block.build(&id, index) {
+        out.extend(Some(match block.build(&id, index) {
             Ok(block) => AssemblyEvent::BlockFinished {
                 message_id: id,
                 index,
@@ -633,7 +654,7 @@ impl Assembler {
                 index,
                 error,
             },
-        });
+        }));
     }
 
     /// Removes message `id` and reports it finished.
@@ -712,17 +733,17 @@ impl Assembler {
         &self,
         line: &StreamEventMessage,
         event: &'static str,
-        out: &mut Vec<AssemblyEvent>,
+        out: &mut impl Extend<AssemblyEvent>,
     ) -> Option<String> {
         let found = self.lookup(line);
         if found.is_none() {
-            out.push(AssemblyEvent::Problem(match &line.api_message_id {
+            out.extend(Some(AssemblyEvent::Problem(match &line.api_message_id {
                 Some(id) => AssemblyError::UnknownMessage {
                     message_id: id.clone(),
                     event,
                 },
                 None => AssemblyError::NoMessage { event },
-            }));
+            })));
         }
         found
     }

@@ -68,6 +68,7 @@ mod pending;
 mod undecodable;
 mod versions;
 
+use self::outputs::AsEvents;
 pub use self::mirror::{MirrorBatch, MirrorConfig, MirrorFlush};
 pub use self::outputs::{
     Action, Answer, Event, ProtocolViolation, RequestFailure, StartFailure, UsageError,
@@ -317,9 +318,8 @@ impl<T> Session<T> {
         for event in self.tasks.observe(&message) {
             self.events.push_back(Event::Task(event));
         }
-        for event in self.assembler.observe_cli(&message) {
-            self.events.push_back(Event::Assembly(event));
-        }
+        self.assembler
+            .observe_cli_into(&message, &mut AsEvents(&mut self.events));
         self.events.push_back(Event::Message(message));
         for event in idle {
             self.events.push_back(Event::Turn(event));

@@ -82,8 +82,10 @@ impl Budget {
 /// The shared state.
 #[derive(Debug)]
 struct State<T> {
-    /// Events and their weights.
-    items: VecDeque<(T, usize)>,
+    /// Events, and their weights (the first weight for the first event, a missing weight
+    /// counting as 0): kept apart so that a whole batch moves by a swap.
+    items: VecDeque<T>,
+    weights: VecDeque<usize>,
     capacity: usize,
     /// The consumer, waiting for items.
     consumer: Option<Waker>,
@@ -114,6 +116,7 @@ pub(super) fn queue<T>(capacity: usize, budget: Arc<Budget>) -> (Producer<T>, Co
     let shared = Arc::new(Shared {
         state: Mutex::new(State {
             items: VecDeque::new(),
+            weights: VecDeque::new(),
             capacity,
             consumer: None,
             producer: None,
@@ -130,6 +133,7 @@ pub(super) fn queue<T>(capacity: usize, budget: Arc<Budget>) -> (Producer<T>, Co
         Consumer {
             shared,
             batch: VecDeque::new(),
+            weights: VecDeque::new(),
             handed: 0,
         },
     )
@@ -203,7 +207,8 @@ impl<T> Producer<T> {
         all: bool,
     ) -> Poll<Result<(), NoConsumer>> {
         let wake = {
-            let mut state = self.shared.lock();
+            let mut guard = self.shared.lock();
+            let state = &mut *guard;
             if !state.consumer_alive {
                 return Poll::Ready(Err(NoConsumer));
             }
@@ -212,12 +217,19 @@ impl<T> Producer<T> {
                 false => state.capacity.saturating_sub(state.items.len()),
             };
             let moved = room.min(pending.len());
-            let weights = &mut self.weights;
-            state.items.extend(
-                pending
-                    .drain(..moved)
-                    .map(|item| (item, weights.pop_front().unwrap_or(0))),
-            );
+            if moved == pending.len() && state.items.is_empty() {
+                // The whole batch goes, and the queue is empty (the consumer keeps up): the
+                // two queues swap their storage, and no event is moved.
+                std::mem::swap(&mut state.items, pending);
+                std::mem::swap(&mut state.weights, &mut self.weights);
+            } else {
+                state.weights.resize(state.items.len(), 0);
+                state.items.extend(pending.drain(..moved));
+                let weights = &mut self.weights;
+                state
+                    .weights
+                    .extend((0..moved).map(|_| weights.pop_front().unwrap_or(0)));
+            }
             if let (false, Some(waker)) = (pending.is_empty(), waker) {
                 state.producer = Some(waker.clone());
             }
@@ -266,8 +278,10 @@ impl<T> Drop for Producer<T> {
 #[derive(Debug)]
 pub(super) struct Consumer<T> {
     shared: Arc<Shared<T>>,
-    /// Items taken from the queue and not yet handed out.
-    batch: VecDeque<(T, usize)>,
+    /// Items taken from the queue and not yet handed out, and their weights (as in the
+    /// queue).
+    batch: VecDeque<T>,
+    weights: VecDeque<usize>,
     /// The weight of the item handed out last: the consumer holds it until it asks for the
     /// next one (or goes), so a message being handled still counts against the budget.
     handed: usize,
@@ -294,6 +308,8 @@ impl<T> Consumer<T> {
             }
             // The emptied batch (with its allocation) becomes the queue's storage.
             std::mem::swap(&mut state.items, &mut self.batch);
+            std::mem::swap(&mut state.weights, &mut self.weights);
+            state.weights.clear();
             state.producer.take()
         };
         if let Some(producer) = producer {
@@ -304,8 +320,8 @@ impl<T> Consumer<T> {
 
     /// The next item of the batch; its weight is given back at the next poll.
     fn pop(&mut self) -> Option<T> {
-        let (item, weight) = self.batch.pop_front()?;
-        self.handed = weight;
+        let item = self.batch.pop_front()?;
+        self.handed = self.weights.pop_front().unwrap_or(0);
         Some(item)
     }
 }
@@ -315,12 +331,13 @@ impl<T> Drop for Consumer<T> {
         let (producer, weight) = {
             let mut state = self.shared.lock();
             state.consumer_alive = false;
-            let weight: usize = state.items.drain(..).map(|(_, w)| w).sum();
+            state.items.clear();
+            let weight: usize = state.weights.drain(..).sum();
             (state.producer.take(), weight)
         };
-        let weight = weight
-            + self.batch.drain(..).map(|(_, w)| w).sum::<usize>()
-            + std::mem::take(&mut self.handed);
+        self.batch.clear();
+        let weight =
+            weight + self.weights.drain(..).sum::<usize>() + std::mem::take(&mut self.handed);
         self.shared.budget.give_back(weight);
         if let Some(producer) = producer {
             producer.wake();

@@ -77,6 +77,16 @@ impl Event {
     }
 }
 
+/// The session's event queue as the place the assembler adds its events to, each becoming an
+/// [`Event::Assembly`] where it is built.
+pub(super) struct AsEvents<'a>(pub(super) &'a mut std::collections::VecDeque<Event>);
+
+impl Extend<AssemblyEvent> for AsEvents<'_> {
+    fn extend<I: IntoIterator<Item = AssemblyEvent>>(&mut self, events: I) {
+        self.0.extend(events.into_iter().map(Event::Assembly));
+    }
+}
+
 /// Why a host request has no success answer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
