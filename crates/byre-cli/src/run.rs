@@ -5,7 +5,7 @@ use std::io::Read;
 use std::process::ExitCode;
 
 use byre_session::driver::{Claude, Events, Options};
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use tokio::sync::mpsc;
 
 use crate::args::{Output, SessionArgs};
@@ -131,8 +131,14 @@ pub(crate) async fn drive_turn(
     let mut interrupting = false;
     loop {
         tokio::select! {
-            event = events.next() => match event {
-                Some(event) => {
+            event = events.next() => {
+                // The events already delivered are taken one after the other, with no wait
+                // for Ctrl-C or the ticker in between (a stream moves in batches).
+                let mut next = Some(event);
+                while let Some(event) = next {
+                    let Some(event) = event else {
+                        return TurnEnd::Ended;
+                    };
                     let result = renderer.event(&event);
                     if renderer.stdout_gone() {
                         return stdout_gone(claude, renderer).await;
@@ -142,8 +148,8 @@ pub(crate) async fn drive_turn(
                             return TurnEnd::Done(result);
                         }
                     }
+                    next = events.next().now_or_never();
                 }
-                None => return TurnEnd::Ended,
             },
             () = interrupts.next() => {
                 if interrupting {
@@ -183,14 +189,18 @@ pub(crate) async fn drive_until_idle(
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     while !renderer.run_idle() {
         tokio::select! {
-            event = events.next() => match event {
-                Some(event) => {
+            event = events.next() => {
+                let mut next = Some(event);
+                while let Some(event) = next {
+                    let Some(event) = event else {
+                        return;
+                    };
                     renderer.event(&event);
-                    if renderer.stdout_gone() {
+                    if renderer.stdout_gone() || renderer.run_idle() {
                         return;
                     }
+                    next = events.next().now_or_never();
                 }
-                None => return,
             },
             () = interrupts.next() => {
                 renderer.say("⏹ not waiting for the background tasks");
