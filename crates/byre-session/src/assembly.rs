@@ -388,9 +388,8 @@ impl Assembler {
     ) {
         match line {
             CliMessage::StreamEvent(line) => self.observe_into(line, out),
-            CliMessage::Result(_) => out.extend(
-                self.give_up(AbandonCause::TurnEnded, |m| m.parent_tool_use_id.is_none()),
-            ),
+            CliMessage::Result(_) => out
+                .extend(self.give_up(AbandonCause::TurnEnded, |m| m.parent_tool_use_id.is_none())),
             _ => {}
         }
     }
@@ -548,9 +547,9 @@ impl Assembler {
             }
         };
         if self.messages.contains_key(&id) {
-            out.extend(Some(AssemblyEvent::Problem(AssemblyError::DuplicateMessage {
-                message_id: id,
-            })));
+            out.extend(Some(AssemblyEvent::Problem(
+                AssemblyError::DuplicateMessage { message_id: id },
+            )));
             return;
         }
         let parent = line.parent_tool_use_id.clone();
@@ -586,10 +585,12 @@ impl Assembler {
             .get_mut(&id)
             .expect("routed to a live message");
         if message.blocks.contains_key(&index) {
-            out.extend(Some(AssemblyEvent::Problem(AssemblyError::DuplicateBlock {
-                message_id: id,
-                index,
-            })));
+            out.extend(Some(AssemblyEvent::Problem(
+                AssemblyError::DuplicateBlock {
+                    message_id: id,
+                    index,
+                },
+            )));
             return;
         }
         let state = BlockState::new(block.clone());
@@ -602,7 +603,13 @@ impl Assembler {
         }));
     }
 
-    fn block_delta(&mut self, id: String, index: u64, delta: &Delta, out: &mut impl Extend<AssemblyEvent>) {
+    fn block_delta(
+        &mut self,
+        id: String,
+        index: u64,
+        delta: &Delta,
+        out: &mut impl Extend<AssemblyEvent>,
+    ) {
         let message = self
             .messages
             .get_mut(&id)

@@ -68,8 +68,8 @@ mod pending;
 mod undecodable;
 mod versions;
 
-use self::outputs::AsEvents;
 pub use self::mirror::{MirrorBatch, MirrorConfig, MirrorFlush};
+use self::outputs::AsEvents;
 pub use self::outputs::{
     Action, Answer, Event, ProtocolViolation, RequestFailure, StartFailure, UsageError,
 };

@@ -3,11 +3,12 @@
 //!
 //! A channel that wakes the other side for every event costs a thread switch per event at
 //! full speed. This queue moves events in batches instead: the driver pushes every event it
-//! has while there is room, and wakes the consumer once; the consumer takes the whole queue at
-//! once (a swap of two `VecDeque`s under the lock) and then pops from its own batch without
-//! locking, waking the driver only if it was waiting for room. At most `capacity` events wait
-//! in the queue and at most `capacity` more in the consumer's batch, so memory stays bounded
-//! and a consumer that stops reading stops the driver.
+//! has while there is room, and wakes the consumer once (when the queue is empty and they all
+//! fit, by swapping the core's queue with it: no event is moved); the consumer takes the whole
+//! queue at once (a swap of two `VecDeque`s under the lock) and then pops from its own batch
+//! without locking, waking the driver only if it was waiting for room. At most `capacity`
+//! events wait in the queue and at most `capacity` more in the consumer's batch, so memory
+//! stays bounded and a consumer that stops reading stops the driver.
 //!
 //! Counting events bounds their number, not their size: a line may be 64 MiB. So every line
 //! read is also taken from a [`Budget`] of [`PIPELINE_BYTES`], and the event it became carries
@@ -493,6 +494,54 @@ mod tests {
         producer.weigh(pending.len(), 9);
         producer.discard(&mut pending);
         assert!(pending.is_empty());
+        assert_eq!(budget.in_flight(), 0);
+    }
+
+    #[test]
+    fn weights_follow_their_items_whether_a_batch_is_swapped_in_split_or_appended() {
+        let budget = Arc::new(Budget::default());
+        let (mut producer, mut consumer) = queue::<u32>(2, budget.clone());
+        let (_, waker) = counter();
+        let mut cx = Context::from_waker(&waker);
+        // Item 1's line became two events (1 and 2): its weight is on item 2.
+        let weights = [10, 0, 30, 40, 50, 60];
+        let mut pending = VecDeque::new();
+        let added = std::cell::Cell::new(0);
+        let add = |producer: &mut Producer<u32>, pending: &mut VecDeque<u32>, n: u32| {
+            pending.push_back(n);
+            budget.take(weights[n as usize]);
+            producer.weigh(pending.len(), weights[n as usize]);
+            added.set(n as usize + 1);
+        };
+        let handed_out = |consumer: &mut Consumer<u32>, cx: &mut Context<'_>, n: u32| {
+            assert_eq!(consumer.poll_next(cx), Poll::Ready(Some(n)));
+            // The item handed out still counts; those before it were given back.
+            let held: usize = weights[n as usize..added.get()].iter().sum();
+            assert_eq!(budget.in_flight(), held, "after item {n} was handed out");
+        };
+        // Swapped in: the queue is empty and both fit.
+        add(&mut producer, &mut pending, 0);
+        add(&mut producer, &mut pending, 1);
+        assert_eq!(producer.push_now(&mut pending), Ok(()));
+        assert!(pending.is_empty());
+        handed_out(&mut consumer, &mut cx, 0);
+        add(&mut producer, &mut pending, 2);
+        assert_eq!(producer.push_now(&mut pending), Ok(()));
+        // Split and appended: one of three joins the item waiting in the queue.
+        for n in 3..6 {
+            add(&mut producer, &mut pending, n);
+        }
+        assert_eq!(producer.push_now(&mut pending), Ok(()));
+        assert_eq!(pending, [4, 5]);
+        for n in 1..4 {
+            handed_out(&mut consumer, &mut cx, n);
+        }
+        // Swapped in again once the consumer has emptied the queue.
+        assert_eq!(producer.push_now(&mut pending), Ok(()));
+        assert!(pending.is_empty());
+        handed_out(&mut consumer, &mut cx, 4);
+        handed_out(&mut consumer, &mut cx, 5);
+        drop(consumer);
         assert_eq!(budget.in_flight(), 0);
     }
 
