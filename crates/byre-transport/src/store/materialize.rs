@@ -1,6 +1,7 @@
 //! Between a store and the CLI's disk: a stored session written into a scratch config
 //! directory for the CLI to `--resume`, and a session on disk copied into a store.
 
+use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -52,7 +53,8 @@ impl Drop for Materialized {
 /// main transcript at `projects/<project>/<id>.jsonl`, each subagent transcript beside it
 /// with its `.meta.json`, and the caller's sign-in and settings copied from `from_config`
 /// (its `.credentials.json` without the OAuth refresh token, `.claude.json`, and
-/// `settings.json` without plugins or a `CLAUDE_CONFIG_DIR`).
+/// `settings.json` without plugins or a `CLAUDE_CONFIG_DIR`). An entry equal to an earlier
+/// one with the same `uuid` (a batch a retried append stored twice) is written once.
 ///
 /// The session is looked up under `project_key` in the store and written under
 /// `local_project` (the CLI's name for the directory it will run in: the two differ when the
@@ -90,6 +92,7 @@ pub async fn materialize(
     };
     let project = materialized.projects_dir().join(local_project);
     fs::create_dir_all(&project).map_err(|e| io("creating the project", e))?;
+    let entries = without_repeats(entries);
     write_private(&project.join(format!("{}.jsonl", key.session_id)), &entries)
         .map_err(|e| io("writing the transcript", e))?;
     for subpath in store.list_subkeys(&key).await? {
@@ -109,7 +112,7 @@ pub async fn materialize(
         if let Some(parent) = file.parent() {
             fs::create_dir_all(parent).map_err(|e| io("creating a subagent folder", e))?;
         }
-        write_private(&file, &lines).map_err(|e| io("writing a subagent", e))?;
+        write_private(&file, &without_repeats(lines)).map_err(|e| io("writing a subagent", e))?;
         if let Some(Value::Object(mut meta)) = meta.into_iter().last() {
             meta.remove("type");
             let text = serde_json::to_vec(&meta).unwrap_or_default();
@@ -145,6 +148,25 @@ async fn latest(
         }
     }
     Ok(None)
+}
+
+/// The entries without the repeats a retried append leaves (an append that failed after the
+/// store had written it, tried again): an entry equal to an earlier one with the same `uuid`
+/// is dropped. Entries without a uuid, and different entries that share one, are all kept.
+fn without_repeats(entries: Vec<Value>) -> Vec<Value> {
+    let mut kept: Vec<Value> = Vec::with_capacity(entries.len());
+    let mut by_uuid: HashMap<String, Vec<usize>> = HashMap::new();
+    for entry in entries {
+        if let Some(uuid) = entry.get("uuid").and_then(Value::as_str) {
+            let earlier = by_uuid.entry(uuid.to_owned()).or_default();
+            if earlier.iter().any(|&at| kept[at] == entry) {
+                continue;
+            }
+            earlier.push(kept.len());
+        }
+        kept.push(entry);
+    }
+    kept
 }
 
 fn create_private_dir(dir: &Path) -> io::Result<()> {

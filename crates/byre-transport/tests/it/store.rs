@@ -168,6 +168,47 @@ async fn a_stored_session_is_materialised_for_the_cli_and_removed_after() {
 }
 
 #[tokio::test]
+async fn entries_a_retried_append_stored_twice_reach_the_cli_once() {
+    let store = MemoryStore::new();
+    let id = "6f1d2c3b-0000-4000-8000-00000000000c";
+    let key = SessionKey::main("-p", id);
+    let batch = [entry("user", "u1"), entry("assistant", "a1")];
+    let title = json!({"type": "custom-title", "customTitle": "t"});
+    // The first append failed after the store had written it; the retry wrote it again.
+    store.append(&key, &batch).await.unwrap();
+    store.append(&key, &batch).await.unwrap();
+    // Not repeats: an entry without a uuid, and a different entry under a uuid already seen.
+    let mut edited = entry("assistant", "a1");
+    edited["message"]["content"] = json!("edited");
+    store
+        .append(&key, &[title.clone(), title, edited, entry("user", "u2")])
+        .await
+        .unwrap();
+    let sub = key.sub("subagents/agent-x");
+    store.append(&sub, &[entry("user", "s1")]).await.unwrap();
+    store.append(&sub, &[entry("user", "s1")]).await.unwrap();
+
+    let got = materialize(&store, "-p", Some(id), "-p", None)
+        .await
+        .unwrap()
+        .expect("the session is in the store");
+    let main = got.projects_dir().join("-p").join(format!("{id}.jsonl"));
+    let lines: Vec<Value> = std::fs::read_to_string(&main)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let uuids: Vec<_> = lines.iter().map(|l| l["uuid"].as_str()).collect();
+    assert_eq!(
+        uuids,
+        [Some("u1"), Some("a1"), None, None, Some("a1"), Some("u2")]
+    );
+    assert_eq!(lines[4]["message"]["content"], "edited");
+    let agent = main.with_extension("").join("subagents/agent-x.jsonl");
+    assert_eq!(std::fs::read_to_string(agent).unwrap().lines().count(), 1);
+}
+
+#[tokio::test]
 async fn a_session_on_disk_is_imported_with_its_subagents() {
     let dir = tempfile::tempdir().unwrap();
     let id = "6f1d2c3b-0000-4000-8000-00000000000c";
