@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use byre_session::driver::Options;
+use byre_session::PermissionMode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::errors::CliError;
@@ -231,7 +232,12 @@ impl SessionArgs {
         let mut options = Options::new();
         options.launch.program = Some(program);
         options.launch.model = self.model.clone();
-        options.launch.permission_mode = self.permission_mode.clone();
+        // A terminal has no one to ask: `byre run` runs every tool unless told otherwise.
+        options.launch.permission_mode = Some(
+            self.permission_mode
+                .clone()
+                .unwrap_or_else(|| PermissionMode::BYPASS_PERMISSIONS.to_string()),
+        );
         options.launch.cwd = Some(self.working_dir()?);
         options.transcript = self.transcript.clone();
         if let Some(bytes) = self.max_line_bytes {
@@ -358,6 +364,12 @@ mod tests {
         assert_eq!(options.launch.program, Some(PathBuf::from("/bin/claude")));
         assert_eq!(options.launch.model.as_deref(), Some("haiku"));
         assert_eq!(options.launch.permission_mode.as_deref(), Some("plan"));
+        // Unlike the library's, `byre run`'s default mode runs every tool unasked.
+        let plain = parse(&[]).options(PathBuf::from("/bin/claude")).unwrap();
+        assert_eq!(
+            plain.launch.permission_mode.as_deref(),
+            Some("bypassPermissions")
+        );
         assert_eq!(options.launch.cwd, Some(dir.clone()));
         assert_eq!(options.max_line, Some(4096));
         assert_eq!(options.transcript, Some(PathBuf::from("/tmp/t.jsonl")));

@@ -31,8 +31,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Docker: `Wrapper::docker_exec("box").cli("/usr/local/bin/claude")` passes each variable
     // as `-e NAME` and the directory as `-w`; ssh: `Wrapper::ssh("ci@builder")` quotes every
     // argument for the remote shell and sends variables by name (`SendEnv`).
+    // Unasked, the CLI would deny the command (its default mode asks, and no one is there to
+    // answer): allow just that one.
     let options = env
         .options()?
+        .allowed_tools(["Bash(nice)"])
         .spawn(Wrapper::new("nice").args(["-n", "10"]));
     let (claude, mut events) = Claude::start(options).await?;
     claude.send("What niceness do you run at?")?;

@@ -256,7 +256,9 @@ impl Options {
     /// Serves the in-process MCP server `server` in every session started with these options:
     /// it is declared in `--mcp-config` (with `alwaysLoad` unless turned off) and in the
     /// `initialize` request's `sdkMcpServers`, and the CLI's `mcp_message` requests for it are
-    /// routed to it. See the [`mcp`](crate::mcp) module.
+    /// routed to it. Its tools run without asking (`mcp__<name>` is added to the allowed tools)
+    /// unless a [`can_use_tool`](Options::can_use_tool) handler is registered, which is then
+    /// asked about them too. See the [`mcp`](crate::mcp) module.
     pub fn serve_mcp(mut self, server: McpServer) -> Self {
         // The CLI connects once to a server declared in both places; only `--mcp-config`
         // carries `alwaysLoad`.
@@ -274,8 +276,11 @@ impl Claude {
     /// once (its handshake comes as `mcp_message` requests, served like those of a server
     /// given to [`Options::serve_mcp`]), and from the next request to the model its tools are
     /// there, deferred, and announced to the model as available (the CLI does not honour
-    /// `alwaysLoad` for a server added live). See [`Claude::add_mcp_config`] for how the
-    /// session's set of servers changes; [`Claude::remove_mcp_server`] removes it again.
+    /// `alwaysLoad` for a server added live). Its tools follow the permission mode: allow them
+    /// at start (`Options::allowed_tools(["mcp__<name>"])`) or answer with a `can_use_tool`
+    /// handler, as the allowed tools cannot change in a live session. See
+    /// [`Claude::add_mcp_config`] for how the session's set of servers changes;
+    /// [`Claude::remove_mcp_server`] removes it again.
     pub async fn add_mcp_server(
         &self,
         server: McpServer,

@@ -5,7 +5,7 @@
 //! ```text
 //! claude --output-format stream-json --input-format stream-json --verbose
 //!   --include-partial-messages
-//!   --permission-mode bypassPermissions --allow-dangerously-skip-permissions
+//!   [--permission-mode M] [--allow-dangerously-skip-permissions, with bypassPermissions]
 //!   --await-initialize --initialize-fields=settings
 //!   [--model M] [--session-id=ID] [--resume=SESSION_ID] [--resume-session-at=UUID]
 //!   [--fork-session] [every other option]
@@ -98,8 +98,10 @@ pub struct Launch {
     pub cwd: Option<PathBuf>,
     /// Leave out `--include-partial-messages` (no `stream_event` lines).
     pub no_partial_messages: bool,
-    /// `--permission-mode`; `bypassPermissions` when `None` (with
-    /// `--allow-dangerously-skip-permissions`).
+    /// `--permission-mode` (`bypassPermissions` adds `--allow-dangerously-skip-permissions`).
+    /// `None` passes no mode: the CLI's own default applies, `default` unless the settings
+    /// say otherwise, in which a tool that needs approval and has no one to ask is denied
+    /// (the model is told, and the `result` lists it in `permission_denials`).
     pub permission_mode: Option<String>,
     /// How the settings, MCP servers, subagents and system prompts reach the CLI.
     pub delivery: Delivery,
@@ -217,7 +219,8 @@ impl Launch {
             a.flag("--include-partial-messages");
         }
         match self.permission_mode.as_deref() {
-            None | Some("bypassPermissions") => {
+            None => {}
+            Some("bypassPermissions") => {
                 a.flag("--permission-mode");
                 a.flag("bypassPermissions");
                 a.flag("--allow-dangerously-skip-permissions");
@@ -564,8 +567,8 @@ pub enum LaunchError {
         /// What it most likely means, when byre recognises the message.
         hint: Option<&'static str>,
     },
-    /// The CLI refused `--permission-mode bypassPermissions` (byre's default when no permission
-    /// handler is registered) because it runs as root outside a sandbox.
+    /// The CLI refused `--permission-mode bypassPermissions` because it runs as root outside a
+    /// sandbox.
     #[error(
         "the CLI refuses bypassPermissions as root ({status}): set IS_SANDBOX=1 in its \
          environment (inside a sandbox or container) or choose another permission mode"

@@ -75,6 +75,10 @@ pub(crate) fn cli_options(ctx: &Ctx, env: &ClaudeEnv) -> Options {
         .map(|(name, value)| (name.into(), value.into()))
         .collect();
     options.request_timeout = Some(STEP);
+    // The scenarios run the CLI as the seed protocol launches it, every tool unasked (their
+    // recordings and the drift check's comparisons assume it); a scenario that asks a
+    // permission handler chooses its own mode.
+    options.launch.permission_mode = Some("bypassPermissions".into());
     options
 }
 

@@ -82,8 +82,11 @@ impl Options {
         self
     }
 
-    /// The permission mode (`--permission-mode`). Unset, byre uses `bypassPermissions`, or
-    /// `default` when a permission handler is registered, so that the handler is asked.
+    /// The permission mode (`--permission-mode`). Unset, the CLI's own default applies
+    /// (`default`, unless the settings choose another): a tool that needs approval is denied
+    /// and listed in the result's `permission_denials`, unless a permission handler is
+    /// registered, in which case byre starts the CLI in `default` so that the handler is asked.
+    /// `bypassPermissions` runs every tool unasked.
     pub fn permission_mode(mut self, mode: impl Into<PermissionMode>) -> Self {
         self.launch.permission_mode = Some(mode.into().as_str().to_owned());
         self
@@ -255,15 +258,26 @@ impl Options {
     }
 
     /// Makes every registered handler reachable, or says why it cannot be: with a
-    /// `can_use_tool` handler and no mode chosen, the mode becomes `default` (byre's own default,
-    /// `bypassPermissions`, never asks); a mode that never asks, or another permission prompt
-    /// tool, is refused, and so is a raw handler for a subtype byre routes itself.
+    /// `can_use_tool` handler and no mode chosen, the mode becomes `default` (so that settings
+    /// that choose a mode that never asks do not shadow it); a mode that never asks, or another
+    /// permission prompt tool, is refused, and so is a raw handler for a subtype byre routes
+    /// itself. Without a `can_use_tool` handler, the tools of the program's own in-process
+    /// servers are allowed (`mcp__<server>` in `--allowedTools`): it serves them, so it has
+    /// approved them; with one, the handler is asked about them as about any tool.
     pub(super) fn settle_permissions(&mut self) -> Result<(), UsageError> {
         for subtype in ["hook_callback", "mcp_message"] {
             if self.handlers.contains_key(subtype) {
                 return Err(UsageError::ReservedSubtype {
                     subtype: subtype.to_owned(),
                 });
+            }
+        }
+        if !self.handlers.contains_key("can_use_tool") {
+            for server in &self.launch.sdk_servers {
+                let rule = format!("mcp__{}", server.name);
+                if !self.launch.allowed_tools.contains(&rule) {
+                    self.launch.allowed_tools.push(rule);
+                }
             }
         }
         if !self.has_permission_handler() {

@@ -134,6 +134,7 @@ pub(crate) fn lookup(calls: Arc<Mutex<Vec<String>>>) -> Tool {
 /// (whose calls are recorded) against it; the environment must outlive the session.
 async fn serving_lookup(
     name: &str,
+    allowed: &[&str],
 ) -> (
     FakeModel,
     ClaudeEnv,
@@ -145,13 +146,17 @@ async fn serving_lookup(
     let (options, env) = options(&model);
     let calls = Arc::new(Mutex::new(Vec::new()));
     let server = McpServer::tools("byre", [lookup(calls.clone())]).unwrap();
-    let (claude, events) = Claude::start(options.serve_mcp(server)).await.unwrap();
+    let options = options
+        .serve_mcp(server)
+        .allowed_tools(allowed.iter().copied());
+    let (claude, events) = Claude::start(options).await.unwrap();
     (model, env, claude, events, calls)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_with_always_load_is_offered_from_the_first_request() {
-    let (model, _env, claude, mut events, calls) = serving_lookup("sdk_mcp_always_load.json").await;
+    let (model, _env, claude, mut events, calls) =
+        serving_lookup("sdk_mcp_always_load.json", &[]).await;
     claude.send("please look up byre").unwrap();
     let (seen, result) = until_result(&mut events).await;
     assert_eq!(result.result.as_deref(), Some("A byre is a cow shed."));
@@ -679,7 +684,8 @@ async fn wait_status(claude: &Claude, server: &str, tools: Option<&[&str]>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_added_to_a_live_session_and_removed_again() {
-    let (model, _env, claude, mut events, launch_calls) = serving_lookup("sdk_mcp_live.json").await;
+    let (model, _env, claude, mut events, launch_calls) =
+        serving_lookup("sdk_mcp_live.json", &["mcp__live"]).await;
 
     // Not there yet.
     claude.send("please use the live tool").unwrap();

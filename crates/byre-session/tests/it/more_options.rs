@@ -4,7 +4,7 @@
 
 use byre_session::proto::FindUnknown;
 use byre_session::proto::UserMessage;
-use byre_session::{new_session_id, Claude, Options, Thinking};
+use byre_session::{new_session_id, Claude, Options, PermissionMode, Thinking};
 use byre_testkit::{FakeModel, Match, Reply, Rule, Script};
 use serde_json::json;
 
@@ -99,6 +99,8 @@ async fn file_checkpoints_let_rewind_files_restore_a_written_file() {
     let model = FakeModel::start(script).await.unwrap();
     env.set_var("ANTHROPIC_BASE_URL", model.base_url());
     let options = env.options().unwrap();
+    // acceptEdits: the CLI's default mode would ask before the write, with no one to answer.
+    let options = options.permission_mode(PermissionMode::ACCEPT_EDITS);
     let (claude, mut events) = Claude::start(options.file_checkpointing()).await.unwrap();
     let prompt = new_session_id();
     claude

@@ -1,4 +1,5 @@
-//! The surface users program against, against the real CLI: safe defaults (a permission
+//! The surface users program against, against the real CLI: safe defaults (a tool that needs
+//! approval is denied when no one is there to ask, the program's own tools run, a permission
 //! handler is asked, never shadowed), hooks that fail closed, typed start-up and turn errors,
 //! turn helpers and structured output.
 
@@ -6,6 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use byre_session::mcp::McpServer;
 use byre_session::proto::ResultSubtype;
 use byre_session::transport::LaunchError;
 use byre_session::{
@@ -23,7 +25,7 @@ async fn a_permission_handler_is_asked_under_default_options() {
     let (options, env) = options(&model);
     let asked = Arc::new(AtomicUsize::new(0));
     let count = asked.clone();
-    // No permission mode chosen: byre's default would be bypassPermissions, which never asks.
+    // No permission mode chosen: byre starts the CLI in `default`, whatever the settings say.
     let options = options.can_use_tool(move |request| {
         count.fetch_add(1, Ordering::SeqCst);
         let answer = if request.tool_name == "Bash" {
@@ -45,6 +47,74 @@ async fn a_permission_handler_is_asked_under_default_options() {
         .join("\n")
         .contains("no shell in this test"));
     claude.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_no_mode_and_no_handler_a_tool_that_needs_approval_is_denied() {
+    let model = FakeModel::start(touch_script()).await.unwrap();
+    let (options, env) = options(&model);
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    claude.send("make a file").unwrap();
+    let output = events.turn().finish().await.unwrap();
+    assert_eq!(output.text, "Done.");
+    assert!(
+        !env.cwd().join("made.txt").exists(),
+        "an unapproved Bash ran"
+    );
+    let denials = output
+        .result
+        .permission_denials
+        .as_deref()
+        .unwrap_or_default();
+    assert_eq!(denials.len(), 1, "{denials:?}");
+    assert_eq!(denials[0].tool_name, "Bash");
+    let input = denials[0]
+        .tool_input
+        .as_ref()
+        .expect("the denied call's input");
+    assert_eq!(input["command"], "touch made.txt");
+    let told = model.message_requests()[1].tool_results().join("\n");
+    assert!(told.contains("needs approval"), "{told}");
+    claude.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_programs_own_tools_run_unasked_unless_a_permission_handler_is_registered() {
+    let script = Script::new()
+        .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("Looked.")))
+        .rule(Rule::any().reply(Reply::tool_use(
+            "mcp__byre__lookup",
+            json!({"word": "byre"}),
+        )));
+    for with_handler in [false, true] {
+        let model = FakeModel::start(script.clone()).await.unwrap();
+        let (options, _env) = options(&model);
+        let calls = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let server = McpServer::tools("byre", [crate::mcp::lookup(calls.clone())]).unwrap();
+        let mut options = options.serve_mcp(server);
+        let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+        if with_handler {
+            let asked = asked.clone();
+            options = options.can_use_tool(move |request| {
+                asked.lock().unwrap().push(request.tool_name.clone());
+                let answer = request.deny("not today");
+                async move { Ok(answer) }
+            });
+        }
+        let (claude, mut events) = Claude::start(options).await.unwrap();
+        claude.send("look up byre").unwrap();
+        assert_eq!(events.turn().finish().await.unwrap().text, "Looked.");
+        claude.close().await.unwrap();
+        let told = model.message_requests()[1].tool_results().join("\n");
+        if with_handler {
+            assert_eq!(*asked.lock().unwrap(), ["mcp__byre__lookup"]);
+            assert!(calls.lock().unwrap().is_empty(), "a denied tool ran");
+            assert!(told.contains("not today"), "{told}");
+        } else {
+            assert_eq!(*calls.lock().unwrap(), ["byre"]);
+            assert!(told.contains("a cow shed"), "{told}");
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -93,7 +163,10 @@ where
 {
     let model = FakeModel::start(touch_script()).await.unwrap();
     let (options, env) = options(&model);
-    let options = options.hook_with(hook, move |_input, _id| handler());
+    // The hook is the only guard: the mode lets every tool run unasked.
+    let options = options
+        .permission_mode(PermissionMode::BYPASS_PERMISSIONS)
+        .hook_with(hook, move |_input, _id| handler());
     let (claude, mut events) = Claude::start(options).await.unwrap();
     claude.send("make a file").unwrap();
     let output = events.turn().finish().await.unwrap();
@@ -252,7 +325,8 @@ async fn start_up_failures_are_typed_by_their_real_causes() {
     );
     // Refused as root with bypassPermissions (only where the tests run as root).
     if byre_testkit::running_as_root() {
-        let err = Claude::start(options.env("IS_SANDBOX", "0"))
+        let bypass = options.permission_mode(PermissionMode::BYPASS_PERMISSIONS);
+        let err = Claude::start(bypass.env("IS_SANDBOX", "0"))
             .await
             .unwrap_err();
         assert!(

@@ -10,7 +10,7 @@ fn strings(args: Vec<OsString>) -> Vec<String> {
 }
 
 #[test]
-fn the_default_argv_is_the_seeds() {
+fn the_default_argv_leaves_the_permission_mode_to_the_cli() {
     assert_eq!(
         strings(Launch::new().args()),
         [
@@ -20,11 +20,21 @@ fn the_default_argv_is_the_seeds() {
             "stream-json",
             "--verbose",
             "--include-partial-messages",
-            "--permission-mode",
-            "bypassPermissions",
-            "--allow-dangerously-skip-permissions",
             "--await-initialize",
             "--initialize-fields=settings",
+        ]
+    );
+    // bypassPermissions only when asked for, and then with the flag the CLI wants beside it.
+    let bypass = Launch {
+        permission_mode: Some("bypassPermissions".into()),
+        ..Launch::new()
+    };
+    assert_eq!(
+        &strings(bypass.args())[6..9],
+        [
+            "--permission-mode",
+            "bypassPermissions",
+            "--allow-dangerously-skip-permissions"
         ]
     );
     // On the command line instead, the settings come after the permission flags.
@@ -33,7 +43,7 @@ fn the_default_argv_is_the_seeds() {
         ..Launch::new()
     };
     assert_eq!(
-        &strings(argv.args())[9..],
+        &strings(argv.args())[6..],
         ["--settings", r#"{"attribution":{"commit":"","pr":""}}"#]
     );
 }
@@ -110,7 +120,7 @@ fn sessions_models_and_sdk_servers_in_the_seeds_order() {
     };
     let args = strings(launch.args());
     assert_eq!(
-        &args[11..],
+        &args[8..],
         [
             "--mcp-config",
             r#"{"mcpServers":{"byre":{"name":"byre","type":"sdk"}}}"#,

@@ -261,6 +261,7 @@ async fn the_real_cli_accepts_the_argv_and_reports_the_root_refusal() {
     let env = byre_testkit::ClaudeEnv::new(&base).unwrap();
     let mut launch = Launch {
         cwd: Some(env.cwd().to_path_buf()),
+        permission_mode: Some("bypassPermissions".into()),
         ..Launch::new()
     };
     for (name, value) in env.vars() {
