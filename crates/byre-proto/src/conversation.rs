@@ -326,6 +326,24 @@ wire_struct! {
 }
 
 impl ResultMessage {
+    /// The session's cost so far in US dollars (`total_cost_usd`: cumulative across turns,
+    /// resume and fork).
+    pub fn cost_usd(&self) -> Option<f64> {
+        self.total_cost_usd.as_ref().and_then(|n| n.as_f64())
+    }
+
+    /// How long the turn took on the CLI's clock (`duration_ms`).
+    pub fn duration(&self) -> Option<std::time::Duration> {
+        let ms = self.duration_ms.as_ref()?;
+        ms.as_u64()
+            .map(std::time::Duration::from_millis)
+            .or_else(|| {
+                ms.as_f64()
+                    .filter(|ms| ms.is_finite() && *ms >= 0.0)
+                    .map(|ms| std::time::Duration::from_secs_f64(ms / 1000.0))
+            })
+    }
+
     /// The text that best explains an error result: the `errors` joined by `; `, else the
     /// result text, else the subtype, else the API status.
     pub fn error_text(&self) -> Option<String> {

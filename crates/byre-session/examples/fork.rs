@@ -5,8 +5,8 @@
 
 use byre_session::proto::CliMessage;
 use byre_session::Event;
+use byre_session::StreamExt;
 use byre_session::{Claude, Options};
-use futures::StreamExt;
 
 /// Runs one prompt and returns the uuid of the first assistant line and the result text.
 async fn turn(

@@ -5,8 +5,8 @@
 
 use byre_session::proto::{CliMessage, HookEvent, HookInput, HookOutput};
 use byre_session::Event;
+use byre_session::StreamExt;
 use byre_session::{Claude, Options};
-use futures::StreamExt;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use byre_session::proto::{CliMessage, ContentBlock};
 use byre_session::Event;
+use byre_session::StreamExt;
 use byre_session::{Claude, Options};
-use futures::StreamExt;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -14,8 +14,8 @@ use byre_session::mcp::{McpServer, Tool, ToolOutput};
 use byre_session::proto::{CliMessage, ContentBlock, McpStatusRequest, MessageContent};
 use byre_session::Claude;
 use byre_session::Event;
+use byre_session::StreamExt;
 use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
-use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
 

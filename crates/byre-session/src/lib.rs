@@ -90,6 +90,9 @@ pub use byre_transport::{
 };
 #[cfg(feature = "driver")]
 pub use byre_transport::{SessionHistory, SessionInfo, SessionLog};
+/// `events.next().await` on [`Events`], with no dependency of the program's own.
+#[cfg(feature = "driver")]
+pub use futures::StreamExt;
 #[cfg(feature = "driver")]
 pub use schemars::{self, JsonSchema};
 

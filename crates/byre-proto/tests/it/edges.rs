@@ -390,6 +390,13 @@ fn normal_result_with_type_late_decodes() {
     };
     assert_eq!(r.subtype, ResultSubtype::SUCCESS);
     assert_eq!(r.num_turns, Some(1));
+    assert_eq!(r.duration_ms.as_ref().and_then(|n| n.as_u64()), Some(111));
+    assert_eq!(r.duration(), Some(std::time::Duration::from_millis(111)));
+    assert!(
+        r.cost_usd().is_some_and(|c| c > 0.0),
+        "{:?}",
+        r.total_cost_usd
+    );
     assert_eq!(r.stop_reason, Some(StopReason::END_TURN));
     assert_eq!(r.terminal_reason, Some(TerminalReason::COMPLETED));
     assert_eq!(r.result.as_deref(), Some("Answer one."));

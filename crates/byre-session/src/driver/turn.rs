@@ -115,7 +115,17 @@ pub struct TurnOutput {
 impl TurnOutput {
     /// The session's cost so far in US dollars (cumulative across turns, resume and fork).
     pub fn cost_usd(&self) -> Option<f64> {
-        self.result.total_cost_usd.as_ref().and_then(|n| n.as_f64())
+        self.result.cost_usd()
+    }
+
+    /// How many turns (model requests) the CLI counted in this one (`num_turns`).
+    pub fn num_turns(&self) -> Option<u64> {
+        self.result.num_turns
+    }
+
+    /// How long the turn took on the CLI's clock.
+    pub fn duration(&self) -> Option<std::time::Duration> {
+        self.result.duration()
     }
 
     /// The tokens of this turn.

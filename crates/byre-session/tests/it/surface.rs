@@ -442,6 +442,9 @@ async fn the_turn_text_comes_from_whole_messages_when_nothing_streams() {
         );
         assert_eq!(pieces, output.text);
         assert!(output.cost_usd().is_some());
+        // Two model requests: the one that called Bash, and the answer.
+        assert_eq!(output.num_turns(), Some(2));
+        assert!(output.duration().is_some());
         assert_eq!(output.session_id(), claude.session_id().as_deref());
         claude.close().await.unwrap();
     }
