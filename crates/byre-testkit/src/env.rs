@@ -1,5 +1,6 @@
-//! The offline environment of one CLI run: a scratch `HOME`, a scratch working directory, and
-//! the variables that point the CLI at a fake API and keep it off the network.
+//! The offline environment of one CLI run: a scratch `HOME` (with the CLI's `TMPDIR` in it), a
+//! scratch working directory, and the variables that point the CLI at a fake API and keep it
+//! off the network.
 
 use std::ffi::OsString;
 use std::io;
@@ -44,7 +45,8 @@ const REMOVED_PREFIXES: &[&str] = &["ANTHROPIC_", "CLAUDE_"];
 /// - `ANTHROPIC_BASE_URL` to the fake API, `ANTHROPIC_API_KEY` to [`OFFLINE_API_KEY`];
 /// - `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC`, `DISABLE_TELEMETRY`, `DISABLE_AUTOUPDATER`,
 ///   `DISABLE_ERROR_REPORTING` to `1`;
-/// - `HOME` to the scratch home;
+/// - `HOME` to the scratch home, and `TMPDIR` to a folder in it (the CLI's temporary files
+///   go away with the home);
 /// - `IS_SANDBOX=1` when running as root (the CLI refuses
 ///   `--dangerously-skip-permissions`-style modes as root otherwise).
 ///
@@ -113,6 +115,10 @@ impl ClaudeEnv {
         let home_path = home.path().canonicalize()?;
         let cwd = TempDir::with_prefix("byre-cwd-")?;
         let cwd_path = cwd.path().canonicalize()?;
+        // The CLI's temporary files (task output, probes, sockets) go inside the scratch home,
+        // and so away with it, instead of piling up in the machine's temporary directory.
+        let tmp_path = home_path.join("tmp");
+        std::fs::create_dir(&tmp_path)?;
         let mut vars: Vec<(String, String)> = vec![
             ("ANTHROPIC_BASE_URL".into(), base_url.into()),
             ("ANTHROPIC_API_KEY".into(), OFFLINE_API_KEY.into()),
@@ -127,6 +133,7 @@ impl ClaudeEnv {
             // (minutes of back-off); `set_var` it back to test retrying.
             ("CLAUDE_CODE_MAX_RETRIES".into(), "0".into()),
             ("HOME".into(), home_path.to_string_lossy().into_owned()),
+            ("TMPDIR".into(), tmp_path.to_string_lossy().into_owned()),
         ];
         if running_as_root() {
             vars.push(("IS_SANDBOX".into(), "1".into()));
