@@ -38,6 +38,7 @@ mod error;
 mod live;
 mod options;
 mod pool;
+mod query;
 mod queue;
 mod reader;
 mod run;
@@ -48,11 +49,12 @@ mod writer;
 
 #[cfg(feature = "mcp")]
 pub(crate) use claude::McpChange;
-pub use claude::{query, Claude, Events};
+pub use claude::{Claude, Events};
 pub use error::{Error, Fault, HandlerError, UsageError};
 pub use options::{new_session_id, Hook, HookHandler, Options, RequestHandler};
 #[cfg(feature = "mcp")]
 pub(crate) use options::{McpHandlerFactory, Outbox};
 pub use pool::Pool;
+pub use query::{query, Query};
 pub use settings::{Sandbox, SandboxNetwork, Skills};
 pub use turn::{Turn, TurnError, TurnOutput};

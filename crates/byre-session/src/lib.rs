@@ -60,7 +60,7 @@
 pub use crate::assembly::AssemblyEvent;
 #[cfg(feature = "driver")]
 pub use crate::driver::{
-    new_session_id, query, Claude, Error, Events, Fault, HandlerError, Hook, Options, Pool,
+    new_session_id, query, Claude, Error, Events, Fault, HandlerError, Hook, Options, Pool, Query,
     Sandbox, SandboxNetwork, Skills, Turn, TurnError, TurnOutput, UsageError,
 };
 #[cfg(feature = "mcp")]

@@ -1,4 +1,4 @@
-//! The public handle ([`Claude`]), the [`Events`] stream and the one-shot [`query`].
+//! The public handle ([`Claude`]) and the [`Events`] stream.
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -7,11 +7,11 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use byre_proto::{
-    CliMessage, ControlRequestBody, HookEvent, HookMatcher, HostRequest, InitializeResponse,
-    RawJson, UserMessage,
+    ControlRequestBody, HookEvent, HookMatcher, HostRequest, InitializeResponse, RawJson,
+    UserMessage,
 };
 use byre_transport::{CliProcess, ExitInfo, TranscriptWriter};
-use futures::{Stream, StreamExt};
+use futures::Stream;
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
@@ -707,48 +707,4 @@ impl Claude {
             .clone()
             .unwrap_or_else(|| "closed".into())
     }
-}
-
-/// Runs one prompt to its result: starts a session, sends `prompt`, and streams every event
-/// up to and including the turn's `result`; the session closes once the stream has given the
-/// result (or when the stream is dropped). Start-up failures are returned at once.
-///
-/// ```no_run
-/// use byre_session::{query, Options};
-/// use futures::StreamExt;
-///
-/// # async fn run() -> Result<(), byre_session::Error> {
-/// let mut events = query("Say hello", Options::new()).await?;
-/// while let Some(event) = events.next().await {
-///     if let Some(text) = event.text() {
-///         print!("{text}");
-///     }
-/// }
-/// # Ok(())
-/// # }
-/// ```
-pub async fn query(
-    prompt: impl Into<String>,
-    options: Options,
-) -> Result<futures::stream::BoxStream<'static, Event>, Error> {
-    let (claude, events) = Claude::start(options).await?;
-    claude.send(prompt)?;
-    let stream = futures::stream::unfold(Some((claude, events)), |state| async move {
-        let (claude, mut events) = state?;
-        match events.next().await {
-            Some(event) => {
-                let done = matches!(&event, Event::Message(CliMessage::Result(_)));
-                if done {
-                    let _ = claude.close().await;
-                    return Some((event, None));
-                }
-                Some((event, Some((claude, events))))
-            }
-            None => {
-                let _ = claude.close().await;
-                None
-            }
-        }
-    });
-    Ok(Box::pin(stream))
 }

@@ -27,7 +27,12 @@ async fn query_runs_one_prompt_to_its_result() {
     );
     let model = FakeModel::start(script).await.unwrap();
     let (options, _env) = options(&model);
-    let events: Vec<_> = query("hello there", options).await.unwrap().collect().await;
+    let mut query_events = query("hello there", options.clone()).await.unwrap();
+    let mut events = Vec::new();
+    while let Some(event) = query_events.next().await {
+        events.push(event);
+    }
+    assert!(query_events.claude().has_ended(), "the session is closed");
     let Some(Event::Message(CliMessage::Result(result))) = events.last() else {
         panic!("{events:?}")
     };
@@ -40,6 +45,18 @@ async fn query_runs_one_prompt_to_its_result() {
         events.iter().any(|e| matches!(e, Event::Assembly(_))),
         "stream events are assembled"
     );
+
+    // Or the typed outcome, the text as it streams.
+    let mut pieces = String::new();
+    let answer = query("hello again", options)
+        .await
+        .unwrap()
+        .on_text(|piece| pieces.push_str(piece))
+        .await
+        .unwrap();
+    assert_eq!(answer.text, "Hi from the fake model.");
+    assert_eq!(pieces, answer.text);
+    assert_eq!(answer.num_turns(), Some(1));
 }
 
 /// The README's example, with the text collected instead of printed.
