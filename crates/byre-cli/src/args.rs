@@ -59,6 +59,18 @@ pub(crate) enum Command {
         /// At most this many.
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
+        /// List the sessions a store holds for the project instead (`file:///DIR`,
+        /// `s3://BUCKET/PREFIX`, ...: as `run --store`).
+        #[arg(long, value_name = "URL", conflicts_with = "all")]
+        store: Option<String>,
+        /// With `--store`: the project's key in the store instead of the directory's name.
+        #[arg(
+            long,
+            value_name = "KEY",
+            requires = "store",
+            allow_hyphen_values = true
+        )]
+        store_project: Option<String>,
     },
     /// Print one of the CLI's sessions as a conversation (as `replay` prints a transcript).
     Show {

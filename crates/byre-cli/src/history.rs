@@ -1,5 +1,5 @@
 //! `byre sessions` and `byre show`: the CLI's own session history (its files under
-//! `~/.claude/projects`), listed newest first and shown as a conversation.
+//! `~/.claude/projects`, or a store's), listed newest first and shown as a conversation.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use byre_proto::{CliMessage, EntryKind};
-use byre_transport::{SessionHistory, SessionLog};
+use byre_transport::store::{list_stored, open_store};
+use byre_transport::{project_dir_name, SessionHistory, SessionInfo, SessionLog};
 
 use crate::errors::CliError;
 use crate::render::one_line;
@@ -35,8 +36,40 @@ pub(crate) fn sessions(
         };
         history.list(&dir, 0, limit)
     };
+    print_sessions(&listed);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Lists the sessions a store holds for a project: `store_project`, else the CLI's name for
+/// `cwd` (default: the current directory), as `run --store` keys them.
+pub(crate) async fn stored_sessions(
+    url: &str,
+    store_project: Option<String>,
+    cwd: Option<PathBuf>,
+    limit: Option<usize>,
+) -> Result<ExitCode, CliError> {
+    let store = open_store(url).map_err(|e| CliError::Store(e.to_string()))?;
+    let project = match store_project {
+        Some(key) => key,
+        None => {
+            let dir = match cwd {
+                Some(dir) => dir,
+                None => std::env::current_dir().map_err(CliError::CurrentDir)?,
+            };
+            project_dir_name(&std::fs::canonicalize(&dir).unwrap_or(dir))
+        }
+    };
+    let listed = list_stored(&*store, &project, 0, limit)
+        .await
+        .map_err(|e| CliError::Store(e.to_string()))?;
+    print_sessions(&listed);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line a session, newest first: id, age, size, label.
+fn print_sessions(listed: &[SessionInfo]) {
     let mut out = std::io::stdout().lock();
-    for info in &listed {
+    for info in listed {
         let label = info.label().map(one_line).unwrap_or_default();
         let _ = writeln!(
             out,
@@ -47,7 +80,6 @@ pub(crate) fn sessions(
         );
     }
     let _ = out.flush();
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Prints session `id` as a conversation.

@@ -90,7 +90,16 @@ pub async fn main_with(args: impl IntoIterator<Item = OsString>, setup: Setup) -
             signals::until_stopped(chat::chat(session, history, &setup)).await
         }
         args::Command::Replay { file } => replay::replay(&file),
-        args::Command::Sessions { cwd, all, limit } => history::sessions(cwd, all, limit),
+        args::Command::Sessions {
+            cwd,
+            all,
+            limit,
+            store,
+            store_project,
+        } => match store {
+            Some(url) => history::stored_sessions(&url, store_project, cwd, limit).await,
+            None => history::sessions(cwd, all, limit),
+        },
         args::Command::Show { session } => history::show(&session),
     };
     match outcome {

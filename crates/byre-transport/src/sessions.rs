@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -12,8 +12,9 @@ use byre_proto::{EntryKind, SessionEntry};
 
 use crate::worktrees::worktrees;
 
-/// How much of each end of a file listing reads (a session's metadata sits at its ends).
-const LIST_WINDOW: u64 = 64 * 1024;
+mod info;
+
+pub use info::{session_info, SessionInfo};
 
 /// The longest project folder name before the CLI shortens it with a hash.
 const MAX_PROJECT_NAME: usize = 200;
@@ -67,44 +68,6 @@ fn base36(mut n: u32) -> String {
     }
     out.reverse();
     String::from_utf8(out).unwrap_or_default()
-}
-
-/// One session, as a picker lists it.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct SessionInfo {
-    /// Its id (the file's name).
-    pub session_id: String,
-    /// Its file.
-    pub path: PathBuf,
-    /// The title the user gave it, else the one the CLI made.
-    pub title: Option<String>,
-    /// The first thing the user typed (at most 200 characters).
-    pub first_prompt: Option<String>,
-    /// The last prompt, else the CLI's summary.
-    pub last_prompt: Option<String>,
-    /// Its tag, if it has one.
-    pub tag: Option<String>,
-    /// The working directory it ran in.
-    pub cwd: Option<String>,
-    /// Its git branch.
-    pub git_branch: Option<String>,
-    /// When its first entry was written (ISO 8601).
-    pub created: Option<String>,
-    /// When the file last changed.
-    pub modified: SystemTime,
-    /// The file's size in bytes.
-    pub size: u64,
-}
-
-impl SessionInfo {
-    /// What to show for it: the title, else the last prompt, else the first one.
-    pub fn label(&self) -> Option<&str> {
-        self.title
-            .as_deref()
-            .or(self.last_prompt.as_deref())
-            .or(self.first_prompt.as_deref())
-    }
 }
 
 /// The CLI's sessions under one configuration folder.
@@ -458,122 +421,6 @@ pub fn is_session_id(id: &str) -> bool {
             .iter()
             .zip(lengths)
             .all(|(p, n)| p.len() == n && p.bytes().all(|b| b.is_ascii_hexdigit()))
-}
-
-/// What a picker shows of the session file at `path`, read from its first and last 64 KiB;
-/// `None` for an empty file, or one that is only a subagent's side chain.
-pub fn session_info(path: &Path) -> io::Result<Option<SessionInfo>> {
-    let meta = std::fs::metadata(path)?;
-    let size = meta.len();
-    if size == 0 {
-        return Ok(None);
-    }
-    let session_id = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut file = File::open(path)?;
-    let head = read_window(&mut file, 0, LIST_WINDOW.min(size))?;
-    let tail_start = size.saturating_sub(LIST_WINDOW);
-    let tail = if tail_start == 0 {
-        Vec::new()
-    } else {
-        read_window(&mut file, tail_start, size - tail_start)?
-    };
-    let head_entries = entries_in(&head, false);
-    let tail_entries = entries_in(&tail, tail_start > 0);
-    let mut info = SessionInfo {
-        session_id,
-        path: path.to_path_buf(),
-        title: None,
-        first_prompt: None,
-        last_prompt: None,
-        tag: None,
-        cwd: None,
-        git_branch: None,
-        created: None,
-        modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-        size,
-    };
-    let mut main_seen = false;
-    for entry in &head_entries {
-        if entry.kind.is_chain() && entry.is_sidechain != Some(true) {
-            main_seen = true;
-            info.created = info.created.take().or_else(|| entry.timestamp.clone());
-            info.cwd = info.cwd.take().or_else(|| entry.cwd.clone());
-        }
-        if info.first_prompt.is_none() && is_typed_prompt(entry) {
-            info.first_prompt = entry.text().map(|t| shorten(&t));
-        }
-    }
-    let all: Vec<&SessionEntry> = head_entries.iter().chain(tail_entries.iter()).collect();
-    let mut custom = None;
-    let mut ai = None;
-    let mut summary = None;
-    for entry in &all {
-        match entry.kind.as_str() {
-            "custom-title" => custom = entry.custom_title.clone().or(custom),
-            "ai-title" => ai = entry.ai_title.clone().or(ai),
-            "tag" => info.tag = entry.tag.clone().filter(|t| !t.is_empty()),
-            "last-prompt" => {
-                info.last_prompt = entry.last_prompt.clone().or(info.last_prompt.take())
-            }
-            "summary" => summary = entry.summary.clone().or(summary),
-            _ => {}
-        }
-        if entry.kind.is_chain() && entry.is_sidechain != Some(true) {
-            main_seen = true;
-            if let Some(branch) = &entry.git_branch {
-                info.git_branch = Some(branch.clone());
-            }
-        }
-    }
-    if !main_seen {
-        return Ok(None);
-    }
-    info.title = custom.or(ai);
-    info.last_prompt = info.last_prompt.take().or(summary);
-    Ok(Some(info))
-}
-
-/// Whether an entry is something the user typed (not a tool result, a note or a summary).
-fn is_typed_prompt(entry: &SessionEntry) -> bool {
-    entry.kind == EntryKind::USER
-        && entry.is_sidechain != Some(true)
-        && entry.is_meta != Some(true)
-        && entry.is_compact_summary != Some(true)
-        && !entry.is_tool_result()
-        && entry
-            .text()
-            .is_some_and(|t| !t.starts_with("<local-command") && !t.starts_with("<command-"))
-}
-
-fn shorten(text: &str) -> String {
-    let text = text.trim();
-    match text.char_indices().nth(200) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
-    }
-}
-
-fn read_window(file: &mut File, start: u64, len: u64) -> io::Result<Vec<u8>> {
-    file.seek(SeekFrom::Start(start))?;
-    let mut buffer = Vec::with_capacity(len as usize);
-    file.take(len).read_to_end(&mut buffer)?;
-    Ok(buffer)
-}
-
-/// The entries of the whole lines in `bytes` (the first, partial line skipped when `cut`).
-fn entries_in(bytes: &[u8], cut: bool) -> Vec<SessionEntry> {
-    let mut lines = bytes.split(|&b| b == b'\n');
-    if cut {
-        lines.next();
-    }
-    lines
-        .filter_map(|line| std::str::from_utf8(line).ok())
-        .filter(|line| !line.trim().is_empty())
-        .filter_map(|line| SessionEntry::from_line(line).ok())
-        .collect()
 }
 
 /// A session read whole: every entry in file order, and the lines that did not decode.

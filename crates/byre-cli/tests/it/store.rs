@@ -1,6 +1,7 @@
 //! `byre run --store`: a session mirrored to a store on one host (its own `HOME` and working
-//! directory) and resumed, or continued, from the store on another; a directory store and
-//! the S3-compatible test server; a URL byre cannot open.
+//! directory) and resumed, or continued, from the store on another, and listed from it by
+//! `byre sessions --store`; a directory store and the S3-compatible test server; a URL byre
+//! cannot open.
 
 use byre_testkit::{ClaudeEnv, Match, Reply, Rule, S3Server, Script};
 
@@ -69,6 +70,22 @@ async fn a_session_in_a_directory_store_continues_on_another_host() {
     // Host B's turn went to the store too.
     let text = std::fs::read_to_string(&stored).unwrap();
     assert!(text.contains("Answer two."), "{text}");
+
+    // Listed from the store on a third host, with what a picker shows.
+    let host_c = ClaudeEnv::new(&offline.model.base_url()).unwrap();
+    let listed = output(
+        byre_in(
+            &host_c,
+            &["sessions", "--store", &url, "--store-project", "repo"],
+        ),
+        None,
+    )
+    .await;
+    assert!(listed.status.success(), "{listed:?}");
+    let lines: Vec<&str> = listed.stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", listed.stdout);
+    assert!(lines[0].starts_with(&session), "{}", lines[0]);
+    assert!(lines[0].ends_with("second question"), "{}", lines[0]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

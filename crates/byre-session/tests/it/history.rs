@@ -53,11 +53,12 @@ async fn a_session_the_cli_wrote_is_listed_and_read_back_in_order() {
     assert_eq!(info.last_prompt.as_deref(), Some("second question"));
     assert_eq!(info.cwd.as_deref(), Some(&*env.cwd().to_string_lossy()));
     assert!(info.created.is_some() && info.size > 0);
-    assert_eq!(history.find(&id).as_deref(), Some(info.path.as_path()));
+    let path = info.path.clone().expect("a session on disk has its file");
+    assert_eq!(history.find(&id), Some(path.clone()));
     assert_eq!(history.list_all(0, None).len(), 1);
     assert!(history.list(env.cwd(), 1, None).is_empty(), "offset");
 
-    let log = SessionLog::read(&info.path).unwrap();
+    let log = SessionLog::read(&path).unwrap();
     assert!(log.bad_lines.is_empty(), "{:?}", log.bad_lines);
     let conversation = log.conversation();
     let shape: Vec<String> = conversation

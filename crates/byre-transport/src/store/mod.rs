@@ -1,14 +1,19 @@
 //! Session stores: where sessions live beyond the disk of the machine that ran them. The
 //! [`SessionStore`] trait (append, load, list, list subkeys, delete, keyed as the official
 //! SDKs key them), its backends (in memory, a directory, object storage), opening one from a
-//! URL, and putting a stored session back on disk for the CLI to resume.
+//! URL, listing a project's sessions as a picker shows them, and putting a stored session back
+//! on disk for the CLI to resume.
 
 use std::fmt;
 use std::io;
 use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
 
+use byre_proto::SessionEntry;
 pub use byre_proto::{InvalidKey, SessionKey};
 use serde_json::Value;
+
+use crate::SessionInfo;
 
 use crate::spawn::BoxFuture;
 
@@ -117,6 +122,50 @@ pub trait SessionStore: Send + Sync + fmt::Debug {
     /// Deletes the transcript at `key`; a main key takes its subkeys with it, a subkey only
     /// itself. Deleting what is not there is not an error.
     fn delete<'a>(&'a self, key: &'a SessionKey) -> BoxFuture<'a, Result<(), StoreError>>;
+}
+
+/// The sessions of a project in `store`, newest first, as a picker lists them: each main
+/// transcript is loaded and read whole ([`SessionInfo::from_entries`]: title, first and last
+/// prompt, tag, ...; no `path`), from the `offset`-th listed on, at most `limit` of them.
+/// Sessions that are only a subagent's side chain are left out, as on disk.
+pub async fn list_stored(
+    store: &dyn SessionStore,
+    project_key: &str,
+    offset: usize,
+    limit: Option<usize>,
+) -> Result<Vec<SessionInfo>, StoreError> {
+    let mut sessions = store.list_sessions(project_key).await?;
+    sessions.sort_by_key(|s| std::cmp::Reverse(s.mtime_ms));
+    let mut listed = Vec::new();
+    let mut skipped = 0;
+    for stored in sessions {
+        if limit.is_some_and(|limit| listed.len() >= limit) {
+            break;
+        }
+        let key = SessionKey::main(project_key, stored.session_id.as_str());
+        let Some(values) = store.load(&key).await? else {
+            continue;
+        };
+        let size = values
+            .iter()
+            .map(|v| serde_json::to_vec(v).map_or(0, |line| line.len() as u64 + 1))
+            .sum();
+        let entries: Vec<SessionEntry> = values
+            .into_iter()
+            .filter_map(|v| serde_json::from_value(v).ok())
+            .collect();
+        let modified = UNIX_EPOCH + Duration::from_millis(stored.mtime_ms.max(0) as u64);
+        let Some(info) = SessionInfo::from_entries(stored.session_id, &entries, modified, size)
+        else {
+            continue;
+        };
+        if skipped < offset {
+            skipped += 1;
+        } else {
+            listed.push(info);
+        }
+    }
+    Ok(listed)
 }
 
 /// Opens the store a URL names:

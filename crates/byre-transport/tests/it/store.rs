@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use byre_testkit::{store_conformance, S3Server, STORE_CHECKS};
 use byre_transport::store::{
-    import_session, materialize, open_store, DirStore, MemoryStore, ObjectSessionStore, SessionKey,
-    SessionStore, AGENT_METADATA,
+    import_session, list_stored, materialize, open_store, DirStore, MemoryStore,
+    ObjectSessionStore, SessionKey, SessionStore, AGENT_METADATA,
 };
 use serde_json::{json, Value};
 
@@ -206,6 +206,61 @@ async fn entries_a_retried_append_stored_twice_reach_the_cli_once() {
     assert_eq!(lines[4]["message"]["content"], "edited");
     let agent = main.with_extension("").join("subagents/agent-x.jsonl");
     assert_eq!(std::fs::read_to_string(agent).unwrap().lines().count(), 1);
+}
+
+#[tokio::test]
+async fn a_projects_stored_sessions_are_listed_newest_first_with_their_titles() {
+    let store = MemoryStore::new();
+    let key = |id: &str| SessionKey::main("-p", format!("6f1d2c3b-0000-4000-8000-00000000010{id}"));
+    let title = json!({"type": "custom-title", "customTitle": "the old one"});
+    let side = json!({"type": "user", "uuid": "x", "isSidechain": true});
+    // Appended in this order, a few milliseconds apart: the store's times order them.
+    for (id, entries) in [
+        ("1", vec![entry("user", "first question"), title]),
+        ("2", vec![side]),
+        (
+            "3",
+            vec![entry("user", "second question"), entry("assistant", "a")],
+        ),
+    ] {
+        store.append(&key(id), &entries).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    store
+        .append(&key("4"), &[entry("user", "newest question")])
+        .await
+        .unwrap();
+    store
+        .append(
+            &SessionKey::main("-other", "x"),
+            &[entry("user", "elsewhere")],
+        )
+        .await
+        .unwrap();
+
+    let listed = list_stored(&store, "-p", 0, None).await.unwrap();
+    let shown: Vec<_> = listed
+        .iter()
+        .map(|i| (&i.session_id[34..], i.label(), i.path.is_none()))
+        .collect();
+    // The side chain is not a session of its own; the title outranks the prompts.
+    assert_eq!(
+        shown,
+        [
+            ("04", Some("newest question"), true),
+            ("03", Some("second question"), true),
+            ("01", Some("the old one"), true),
+        ]
+    );
+    assert_eq!(listed[2].first_prompt.as_deref(), Some("first question"));
+    assert!(listed[1].size > 0);
+    let page = list_stored(&store, "-p", 1, Some(1)).await.unwrap();
+    assert_eq!(page.len(), 1);
+    assert_eq!(page[0].session_id, listed[1].session_id);
+    assert!(list_stored(&store, "-none", 0, None)
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 #[tokio::test]
