@@ -52,7 +52,8 @@ pub async fn query(prompt: impl Into<String>, options: Options) -> Result<Query,
 /// As a `Stream` it gives every event up to and including the turn's `result`, then closes the
 /// session and ends. [`finish`](Query::finish) and [`on_text`](Query::on_text) read the turn
 /// to its typed outcome instead, and close the session. Dropped early, the session is dropped
-/// with it (its CLI is stopped).
+/// with it: its CLI's stdin is closed, and the CLI is stopped if it has not exited within the
+/// session's exit grace ([`Options::exit_grace`]).
 #[must_use = "a query does nothing until its events are read"]
 pub struct Query {
     claude: Claude,

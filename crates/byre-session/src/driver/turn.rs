@@ -7,8 +7,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use byre_proto::{
-    AssistantError, CliMessage, ContentBlock, Delta, ResultMessage, ResultSubtype, TerminalReason,
-    Usage,
+    AssistantError, CliMessage, ContentBlock, Delta, PermissionDenial, ResultMessage,
+    ResultSubtype, TerminalReason, Usage,
 };
 use futures::{Stream, StreamExt};
 use serde::de::DeserializeOwned;
@@ -126,6 +126,15 @@ impl TurnOutput {
     /// How long the turn took on the CLI's clock.
     pub fn duration(&self) -> Option<std::time::Duration> {
         self.result.duration()
+    }
+
+    /// The tool calls that were denied (by the permission mode, a rule, a handler or a hook):
+    /// the turn went on without them, the model told why. Empty when none was.
+    pub fn permission_denials(&self) -> &[PermissionDenial] {
+        self.result
+            .permission_denials
+            .as_deref()
+            .unwrap_or_default()
     }
 
     /// The tokens of this turn.

@@ -61,11 +61,7 @@ async fn with_no_mode_and_no_handler_a_tool_that_needs_approval_is_denied() {
         !env.cwd().join("made.txt").exists(),
         "an unapproved Bash ran"
     );
-    let denials = output
-        .result
-        .permission_denials
-        .as_deref()
-        .unwrap_or_default();
+    let denials = output.permission_denials();
     assert_eq!(denials.len(), 1, "{denials:?}");
     assert_eq!(denials[0].tool_name, "Bash");
     let input = denials[0]
