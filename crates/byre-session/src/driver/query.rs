@@ -69,14 +69,21 @@ impl Query {
         &self.claude
     }
 
-    /// Reads the turn to its result and gives the outcome.
+    /// Reads the rest of the turn to its result and gives the outcome ([`TurnError::Ended`]
+    /// once the stream has given the result already).
     pub async fn finish(self) -> Result<TurnOutput, TurnError> {
         self.on_text(|_| {}).await
     }
 
-    /// Reads the turn to its result, calling `on_text` with each piece of the answer's text as
-    /// it arrives, and gives the outcome.
+    /// Reads the rest of the turn to its result, calling `on_text` with each piece of the
+    /// answer's text as it arrives, and gives the outcome (as [`finish`](Query::finish)).
     pub async fn on_text(mut self, on_text: impl FnMut(&str)) -> Result<TurnOutput, TurnError> {
+        if self.ended {
+            if let Some(closing) = self.closing.take() {
+                closing.await;
+            }
+            return Err(TurnError::Ended);
+        }
         let outcome = self.events.turn().on_text(on_text).await;
         let _ = self.claude.close().await;
         outcome

@@ -33,6 +33,11 @@ async fn query_runs_one_prompt_to_its_result() {
         events.push(event);
     }
     assert!(query_events.claude().has_ended(), "the session is closed");
+    // Its outcome is gone with the result the stream gave.
+    assert!(matches!(
+        query_events.finish().await,
+        Err(byre_session::TurnError::Ended)
+    ));
     let Some(Event::Message(CliMessage::Result(result))) = events.last() else {
         panic!("{events:?}")
     };
