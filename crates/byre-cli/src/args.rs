@@ -76,6 +76,18 @@ pub(crate) enum Command {
     Show {
         /// The session id.
         session: String,
+        /// Read it from a store instead (`file:///DIR`, `s3://BUCKET/PREFIX`, ...: as
+        /// `run --store`), under the current directory's project.
+        #[arg(long, value_name = "URL")]
+        store: Option<String>,
+        /// With `--store`: the project's key in the store instead of the directory's name.
+        #[arg(
+            long,
+            value_name = "KEY",
+            requires = "store",
+            allow_hyphen_values = true
+        )]
+        store_project: Option<String>,
     },
     /// Print a transcript (`--transcript`, or `--output json` saved to a file) as a
     /// conversation.

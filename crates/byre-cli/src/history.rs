@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use byre_proto::{CliMessage, EntryKind};
-use byre_transport::store::{list_stored, open_store};
+use byre_transport::store::{list_stored, open_store, SessionKey};
 use byre_transport::{project_dir_name, SessionHistory, SessionInfo, SessionLog};
 
 use crate::errors::CliError;
@@ -49,21 +49,27 @@ pub(crate) async fn stored_sessions(
     limit: Option<usize>,
 ) -> Result<ExitCode, CliError> {
     let store = open_store(url).map_err(|e| CliError::Store(e.to_string()))?;
-    let project = match store_project {
-        Some(key) => key,
-        None => {
-            let dir = match cwd {
-                Some(dir) => dir,
-                None => std::env::current_dir().map_err(CliError::CurrentDir)?,
-            };
-            project_dir_name(&std::fs::canonicalize(&dir).unwrap_or(dir))
-        }
-    };
+    let project = project_key(store_project, cwd)?;
     let listed = list_stored(&*store, &project, 0, limit)
         .await
         .map_err(|e| CliError::Store(e.to_string()))?;
     print_sessions(&listed);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The key a project's sessions are stored under: `store_project`, else the CLI's name for
+/// `cwd` (default: the current directory), as `run --store` keys them.
+fn project_key(store_project: Option<String>, cwd: Option<PathBuf>) -> Result<String, CliError> {
+    if let Some(key) = store_project {
+        return Ok(key);
+    }
+    let dir = match cwd {
+        Some(dir) => dir,
+        None => std::env::current_dir().map_err(CliError::CurrentDir)?,
+    };
+    Ok(project_dir_name(
+        &std::fs::canonicalize(&dir).unwrap_or(dir),
+    ))
 }
 
 /// One line a session, newest first: id, age, size, label.
@@ -93,6 +99,34 @@ pub(crate) fn show(id: &str) -> Result<ExitCode, CliError> {
     })?;
     let log = SessionLog::read(&path)
         .map_err(|e| CliError::History(format!("{}: {e}", path.display())))?;
+    print_log(id, &log);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints session `id` of a store as a conversation.
+pub(crate) async fn show_stored(
+    id: &str,
+    url: &str,
+    store_project: Option<String>,
+) -> Result<ExitCode, CliError> {
+    let store = open_store(url).map_err(|e| CliError::Store(e.to_string()))?;
+    let project = project_key(store_project, None)?;
+    let key = SessionKey::main(project.as_str(), id);
+    key.validate()
+        .map_err(|e| CliError::History(format!("{id}: {e}")))?;
+    let values = store
+        .load(&key)
+        .await
+        .map_err(|e| CliError::Store(e.to_string()))?
+        .ok_or_else(|| {
+            CliError::History(format!("no session {id} in the store under {project}"))
+        })?;
+    print_log(id, &SessionLog::from_values(values));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints a session's conversation, as `replay` prints a transcript.
+fn print_log(id: &str, log: &SessionLog) {
     let mut view = View::default();
     let mut out = std::io::stdout().lock();
     if let Some(first) = log.entries.iter().find(|e| e.kind.is_chain()) {
@@ -131,12 +165,11 @@ pub(crate) fn show(id: &str) -> Result<ExitCode, CliError> {
     }
     if !log.bad_lines.is_empty() {
         eprintln!(
-            "byre: {} lines of the file are not entries",
+            "byre: {} lines of the session are not entries",
             log.bad_lines.len()
         );
     }
     let _ = out.flush();
-    Ok(ExitCode::SUCCESS)
 }
 
 /// How long ago `when` was, shortly (`5m ago`, `3h ago`, `12d ago`).

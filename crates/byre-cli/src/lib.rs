@@ -100,7 +100,14 @@ pub async fn main_with(args: impl IntoIterator<Item = OsString>, setup: Setup) -
             Some(url) => history::stored_sessions(&url, store_project, cwd, limit).await,
             None => history::sessions(cwd, all, limit),
         },
-        args::Command::Show { session } => history::show(&session),
+        args::Command::Show {
+            session,
+            store,
+            store_project,
+        } => match store {
+            Some(url) => history::show_stored(&session, &url, store_project).await,
+            None => history::show(&session),
+        },
     };
     match outcome {
         Ok(code) => code,

@@ -455,6 +455,21 @@ impl SessionLog {
         Ok(log)
     }
 
+    /// A session's entries as a store gives them back ([`SessionStore::load`]); the 1-based
+    /// positions of values that are not entries go to `bad_lines`.
+    ///
+    /// [`SessionStore::load`]: crate::store::SessionStore::load
+    pub fn from_values(values: Vec<serde_json::Value>) -> SessionLog {
+        let mut log = SessionLog::default();
+        for (n, value) in values.into_iter().enumerate() {
+            match serde_json::from_value(value) {
+                Ok(entry) => log.entries.push(entry),
+                Err(_) => log.bad_lines.push(n + 1),
+            }
+        }
+        log
+    }
+
     /// Every user and assistant message in file order, side chains included: a subagent's
     /// transcript, whose entries are all its side chain.
     pub fn messages(&self) -> Vec<&SessionEntry> {

@@ -86,6 +86,39 @@ async fn a_session_in_a_directory_store_continues_on_another_host() {
     assert_eq!(lines.len(), 1, "{}", listed.stdout);
     assert!(lines[0].starts_with(&session), "{}", lines[0]);
     assert!(lines[0].ends_with("second question"), "{}", lines[0]);
+    // And shown from it as a conversation.
+    let shown = output(
+        byre_in(
+            &host_c,
+            &["show", &session, "--store", &url, "--store-project", "repo"],
+        ),
+        None,
+    )
+    .await;
+    assert!(shown.status.success(), "{shown:?}");
+    let text = &shown.stdout;
+    let order: Vec<Option<usize>> = ["you: first question", "heron", "you: second question"]
+        .iter()
+        .map(|needle| text.find(needle))
+        .collect();
+    assert!(order.iter().all(Option::is_some), "{text}");
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{text}");
+    assert!(text.contains("Answer two."), "{text}");
+    let missing = output(
+        byre_in(
+            &host_c,
+            &[
+                "show",
+                "6f1d2c3b-0000-4000-8000-000000000999",
+                "--store",
+                &url,
+            ],
+        ),
+        None,
+    )
+    .await;
+    assert!(!missing.status.success());
+    assert!(missing.stderr.contains("no session"), "{}", missing.stderr);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,6 +10,7 @@ use byre_transport::store::{
     import_session, list_stored, materialize, open_store, DirStore, MemoryStore,
     ObjectSessionStore, SessionKey, SessionStore, AGENT_METADATA,
 };
+use byre_transport::SessionLog;
 use serde_json::{json, Value};
 
 static FRESH: AtomicUsize = AtomicUsize::new(0);
@@ -261,6 +262,14 @@ async fn a_projects_stored_sessions_are_listed_newest_first_with_their_titles() 
         .await
         .unwrap()
         .is_empty());
+
+    // Read whole, as a session log: what is not an entry is counted, not fatal.
+    let mut values = store.load(&key("3")).await.unwrap().unwrap();
+    values.push(json!(42));
+    let log = SessionLog::from_values(values);
+    assert_eq!(log.entries.len(), 2);
+    assert_eq!(log.bad_lines, [3]);
+    assert_eq!(log.messages().len(), 2);
 }
 
 #[tokio::test]
