@@ -54,40 +54,20 @@ pub(crate) enum Command {
         #[arg(long, value_name = "DIR", conflicts_with = "all")]
         cwd: Option<PathBuf>,
         /// Every project's sessions.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "store")]
         all: bool,
         /// At most this many.
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
-        /// List the sessions a store holds for the project instead (`file:///DIR`,
-        /// `s3://BUCKET/PREFIX`, ...: as `run --store`).
-        #[arg(long, value_name = "URL", conflicts_with = "all")]
-        store: Option<String>,
-        /// With `--store`: the project's key in the store instead of the directory's name.
-        #[arg(
-            long,
-            value_name = "KEY",
-            requires = "store",
-            allow_hyphen_values = true
-        )]
-        store_project: Option<String>,
+        #[command(flatten)]
+        stored: StoredSessions,
     },
     /// Print one of the CLI's sessions as a conversation (as `replay` prints a transcript).
     Show {
         /// The session id.
         session: String,
-        /// Read it from a store instead (`file:///DIR`, `s3://BUCKET/PREFIX`, ...: as
-        /// `run --store`), under the current directory's project.
-        #[arg(long, value_name = "URL")]
-        store: Option<String>,
-        /// With `--store`: the project's key in the store instead of the directory's name.
-        #[arg(
-            long,
-            value_name = "KEY",
-            requires = "store",
-            allow_hyphen_values = true
-        )]
-        store_project: Option<String>,
+        #[command(flatten)]
+        stored: StoredSessions,
     },
     /// Print a transcript (`--transcript`, or `--output json` saved to a file) as a
     /// conversation.
@@ -106,6 +86,23 @@ pub(crate) enum Output {
     Json,
     /// At the end, one `TYPE=COUNT` line per message type and `messages=N`.
     Stats,
+}
+
+/// Sessions read from a store instead of the CLI's own files (`sessions` and `show`).
+#[derive(Debug, Args)]
+pub(crate) struct StoredSessions {
+    /// Read the sessions a store holds for the project instead (`file:///DIR`,
+    /// `s3://BUCKET/PREFIX`, ...: as `run --store`).
+    #[arg(long, value_name = "URL")]
+    pub(crate) store: Option<String>,
+    /// With `--store`: the project's key in the store instead of the directory's name.
+    #[arg(
+        long,
+        value_name = "KEY",
+        requires = "store",
+        allow_hyphen_values = true
+    )]
+    pub(crate) store_project: Option<String>,
 }
 
 /// Options shared by `run` and `chat`.

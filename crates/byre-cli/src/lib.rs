@@ -94,18 +94,13 @@ pub async fn main_with(args: impl IntoIterator<Item = OsString>, setup: Setup) -
             cwd,
             all,
             limit,
-            store,
-            store_project,
-        } => match store {
-            Some(url) => history::stored_sessions(&url, store_project, cwd, limit).await,
+            stored,
+        } => match stored.store {
+            Some(url) => history::stored_sessions(&url, stored.store_project, cwd, limit).await,
             None => history::sessions(cwd, all, limit),
         },
-        args::Command::Show {
-            session,
-            store,
-            store_project,
-        } => match store {
-            Some(url) => history::show_stored(&session, &url, store_project).await,
+        args::Command::Show { session, stored } => match stored.store {
+            Some(url) => history::show_stored(&session, &url, stored.store_project).await,
             None => history::show(&session),
         },
     };
