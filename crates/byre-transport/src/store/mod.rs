@@ -9,11 +9,10 @@ use std::io;
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use byre_proto::SessionEntry;
 pub use byre_proto::{InvalidKey, SessionKey};
 use serde_json::Value;
 
-use crate::SessionInfo;
+use crate::{SessionInfo, SessionLog};
 
 use crate::spawn::BoxFuture;
 
@@ -150,10 +149,7 @@ pub async fn list_stored(
             .iter()
             .map(|v| serde_json::to_vec(v).map_or(0, |line| line.len() as u64 + 1))
             .sum();
-        let entries: Vec<SessionEntry> = values
-            .into_iter()
-            .filter_map(|v| serde_json::from_value(v).ok())
-            .collect();
+        let entries = SessionLog::from_values(values).entries;
         let modified = UNIX_EPOCH + Duration::from_millis(stored.mtime_ms.max(0) as u64);
         let Some(info) = SessionInfo::from_entries(stored.session_id, &entries, modified, size)
         else {
