@@ -15,7 +15,7 @@ use byre_proto::{
     SystemMessage, ToolResultBlock,
 };
 use byre_session::assembly::{AssemblyEvent, BlockKind};
-use byre_session::session::Event;
+use byre_session::session::{Event, ProtocolViolation};
 use byre_session::turns::{TurnEvent, TurnOrigin};
 
 use crate::answer::Held;
@@ -81,6 +81,11 @@ pub(crate) struct Renderer {
     status: Option<(String, Instant)>,
     counts: BTreeMap<String, u64>,
     messages: u64,
+    /// Lines that were not messages, and messages with parts kept as text (`stats` output).
+    bad_lines: u64,
+    misfit_lines: u64,
+    /// Whether the `initialize` answer went by: a `result` before it answers no prompt.
+    initialized: bool,
     /// Top-level API messages (not a subagent's), by id.
     top_level: HashSet<String>,
     /// Open text blocks of top-level messages.
@@ -119,6 +124,9 @@ impl Renderer {
             status: None,
             counts: BTreeMap::new(),
             messages: 0,
+            bad_lines: 0,
+            misfit_lines: 0,
+            initialized: false,
             top_level: HashSet::new(),
             text_blocks: HashSet::new(),
             streamed: HashSet::new(),
@@ -169,6 +177,7 @@ impl Renderer {
     pub(crate) fn event(&mut self, event: &Event) -> Option<TurnResult> {
         match event {
             Event::Message(message) => return self.message(message),
+            Event::Initialized(_) => self.initialized = true,
             Event::Turn(TurnEvent::TurnEnded { origin, .. }) => self.ending = Some(origin.clone()),
             Event::Turn(TurnEvent::RunIdle) => self.idle = true,
             Event::Assembly(assembly) if self.mode == Output::Text => self.assembly(assembly),
@@ -184,6 +193,11 @@ impl Renderer {
                 self.note(&line);
             }
             Event::Protocol(problem) => {
+                match problem {
+                    ProtocolViolation::BadLine { .. } => self.bad_lines += 1,
+                    ProtocolViolation::Misfit { .. } => self.misfit_lines += 1,
+                    _ => {}
+                }
                 // Bad lines and other protocol problems are shown whatever the output mode:
                 // on stderr, so `json` and `stats` output stay clean.
                 self.clear_spinner();
@@ -258,12 +272,26 @@ impl Renderer {
         self.end_line();
         self.status = None;
         if self.mode == Output::Stats {
-            let mut out = std::io::stdout().lock();
+            let mut stats = String::new();
             for (kind, count) in &self.counts {
-                let _ = writeln!(out, "{kind}={count}");
+                stats.push_str(&format!("{kind}={count}\n"));
             }
-            let _ = writeln!(out, "messages={}", self.messages);
-            let _ = out.flush();
+            stats.push_str(&format!("messages={}\n", self.messages));
+            // Lines the CLI wrote that byre could not read whole, when there were any.
+            if self.bad_lines > 0 {
+                stats.push_str(&format!("bad_lines={}\n", self.bad_lines));
+            }
+            if self.misfit_lines > 0 {
+                stats.push_str(&format!("misfit_lines={}\n", self.misfit_lines));
+            }
+            let mut out = std::io::stdout().lock();
+            if out
+                .write_all(stats.as_bytes())
+                .and_then(|()| out.flush())
+                .is_err()
+            {
+                self.stdout_gone = true;
+            }
         }
     }
 
@@ -311,6 +339,10 @@ impl Renderer {
         let CliMessage::Result(result) = message else {
             return None;
         };
+        if !self.initialized {
+            // Written before the `initialize` answer: no prompt's answer (reported).
+            return None;
+        }
         if let Some(held) = &mut self.held {
             let text = held.end_turn();
             self.write_text(&text);

@@ -2,6 +2,7 @@
 //! the CLI, starting a session, and driving one turn with Ctrl-C as interrupt.
 
 use std::io::Read;
+use std::io::Write;
 use std::process::ExitCode;
 
 use byre_session::driver::{Claude, Events, Options};
@@ -50,6 +51,11 @@ pub(crate) async fn run(
         drive_until_idle(&mut events, &mut renderer, &mut interrupts).await;
     }
     renderer.finish();
+    // The counts of `stats` output are written last: their reader may be gone too.
+    let end = match end {
+        TurnEnd::Done(_) if renderer.stdout_gone() => TurnEnd::StdoutGone,
+        end => end,
+    };
     match end {
         TurnEnd::Quit => Ok(ExitCode::from(QUIT_STATUS)),
         TurnEnd::StdoutGone => Ok(ExitCode::from(STDOUT_GONE_STATUS)),
@@ -74,13 +80,20 @@ pub(crate) async fn run(
 
 /// Prints a result's structured output as one JSON line on stdout.
 pub(crate) fn print_structured(result: &TurnResult) -> Result<(), CliError> {
-    match &result.result.structured_output {
-        Some(value) if !value.is_null() => {
-            println!("{value}");
-            Ok(())
-        }
-        _ => Err(CliError::NoStructuredOutput),
-    }
+    // An output a `Value` cannot hold (nested past 128 levels, a number out of range) was
+    // kept as the text it came in.
+    let text = match &result.result.structured_output {
+        Some(value) if !value.is_null() => value.to_string(),
+        Some(_) => return Err(CliError::NoStructuredOutput),
+        None => match result.result.extra.misfit("structured_output") {
+            Some(byre_proto::Misfit { raw: Some(raw), .. }) => raw.get().to_owned(),
+            _ => return Err(CliError::NoStructuredOutput),
+        },
+    };
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}")
+        .and_then(|()| out.flush())
+        .map_err(CliError::Stdout)
 }
 
 /// The `claude` binary: `--claude`, else found the usual way.

@@ -169,6 +169,18 @@ impl FindUnknown for MessageContent {
             b.find_extra(path, out);
         }
     }
+
+    fn find_misfits(&self, path: &mut String, out: &mut Vec<String>) {
+        if let MessageContent::Blocks(b) = self {
+            b.find_misfits(path, out);
+        }
+    }
+}
+
+impl crate::wire::lenient::Absent for MessageContent {
+    fn absent() -> Self {
+        MessageContent::default()
+    }
 }
 
 wire_enum! {

@@ -4,7 +4,6 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::message::{CliMessage, HostMessage};
-use crate::wire::Unknown;
 
 /// Which way a line travels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -108,12 +107,33 @@ impl crate::wire::FindUnknown for AnyMessage {
             AnyMessage::Recv(m) => m.find_extra(path, out),
         }
     }
+    fn find_misfits(&self, path: &mut String, out: &mut Vec<String>) {
+        match self {
+            AnyMessage::Send(m) => m.find_misfits(path, out),
+            AnyMessage::Recv(m) => m.find_misfits(path, out),
+        }
+    }
+}
+
+/// A decoded line, with what in it did not fit the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decoded<T> {
+    /// The message, of the type its `type` names (or `Unknown` for a type byre does not know).
+    pub message: T,
+    /// The fields that did not fit the model and were kept as text where they sit, each as its
+    /// JSON path and the reason ([`FindUnknown::misfit_paths`](crate::FindUnknown::misfit_paths)).
+    /// Empty for every line the strict decode takes.
+    pub misfits: Vec<String>,
 }
 
 /// A top-level union that can be decoded with its tag known in advance.
-pub(crate) trait TopLevel: DeserializeOwned + crate::wire::Direct {
+pub(crate) trait TopLevel:
+    DeserializeOwned + crate::wire::Direct + crate::wire::FindUnknown
+{
     fn with_tag<'de, D: serde::Deserializer<'de>>(tag: &str, d: D) -> Result<Self, D::Error>;
     fn direct_with_tag(cursor: &mut crate::wire::Cursor<'_>, tag: &str) -> Option<Self>;
+    /// Whether this is an `Unknown` without a string `type`: not a message.
+    fn untyped(&self) -> bool;
 }
 
 macro_rules! top_level {
@@ -138,44 +158,30 @@ macro_rules! top_level {
             fn direct_with_tag(cursor: &mut crate::wire::Cursor<'_>, tag: &str) -> Option<Self> {
                 $name::direct_with_tag(cursor, tag)
             }
+
+            fn untyped(&self) -> bool {
+                matches!(self, $name::Unknown(u) if !matches!(u.get("type"), Some(Value::String(_))))
+            }
         }
 
         impl $name {
             /// Decodes one line (without its newline; surrounding whitespace is allowed).
             ///
             /// Never panics. A line that is not a JSON object with a string `type` is a
-            /// [`DecodeError`]; any other line decodes, to `Unknown` when its type is unknown or
-            /// its fields do not fit the model (the reason is in [`Unknown::mismatch`]).
+            /// [`DecodeError`]; any other line decodes: a line whose `type` is known always to
+            /// that type, whatever is inside it (what does not fit the model is kept as text
+            /// where it sits: see [`Self::decode`]), and any other to `Unknown`.
             pub fn from_slice(line: &[u8]) -> Result<Self, DecodeError> {
-                // Checking the whole line's UTF-8 at once (with SIMD where the CPU has it)
-                // lets the parser skip the check of each string. A line that is not UTF-8 goes
-                // to the byte parser, which finds where, and then to the fallback, which
-                // reports it.
-                let decoded = match simdutf8::basic::from_utf8(line) {
-                    Ok(text) => match direct::<$name>(text) {
-                        Some(message) => return Ok(message),
-                        None => decode_top_level::<$name>(text),
-                    },
-                    Err(_) => serde_json::from_slice::<$name>(line),
-                };
-                match decoded {
-                    Ok($name::Unknown(u)) if !matches!(u.get("type"), Some(Value::String(_))) => {
-                        Err(DecodeError::new(DecodeErrorKind::NoType, line))
-                    }
-                    Ok(message) => Ok(message),
-                    Err(typed) => {
-                        // A lone surrogate escape (what `JSON.stringify` writes for a string
-                        // cut inside a surrogate pair) is valid JSON that no Rust string can
-                        // hold: it decodes as U+FFFD, as any UTF-8 output of the string shows
-                        // it. The rewritten line has none left, so this recurses once at most.
-                        if let Some(fixed) = crate::surrogates::well_formed(line) {
-                            if let Ok(message) = Self::from_slice(&fixed) {
-                                return Ok(message);
-                            }
-                        }
-                        fallback(line, typed).map(|u| $name::Unknown(Box::new(u)))
-                    }
-                }
+                decode_line::<$name>(line).map(|(message, _)| message)
+            }
+
+            /// Decodes one line as [`Self::from_slice`] does, and lists what in it did not fit
+            /// the model (a value nested deeper than 128 levels, a number out of `f64`'s range,
+            /// a field of another type, a required field missing): each such field is kept as
+            /// its JSON text in the [`Extra`](crate::Extra) of the object around it (a
+            /// [`Misfit`](crate::Misfit)), and the rest of the message stays typed.
+            pub fn decode(line: &[u8]) -> Result<Decoded<Self>, DecodeError> {
+                decode_line::<$name>(line).map(with_misfits)
             }
 
             /// Decodes one line held in a [`Bytes`](bytes::Bytes), as [`Self::from_slice`]
@@ -185,11 +191,20 @@ macro_rules! top_level {
             /// once into memory of its own (with them), instead of being copied through the
             /// parser; see [`Text`](crate::Text).
             pub fn from_bytes(line: &bytes::Bytes) -> Result<Self, DecodeError> {
-                crate::text::sharing(line, Self::from_slice, |decoded| {
-                    decoded
-                        .as_ref()
-                        .is_ok_and(|m| crate::wire::FindUnknown::unknown_paths(m).is_empty())
+                Self::decode_bytes(line).map(|decoded| decoded.message)
+            }
+
+            /// Decodes one line held in a [`Bytes`](bytes::Bytes) as [`Self::from_bytes`] does,
+            /// and lists what in it did not fit the model, as [`Self::decode`] does.
+            pub fn decode_bytes(line: &bytes::Bytes) -> Result<Decoded<Self>, DecodeError> {
+                // A line the lenient decode made is decoded again as from a slice, as is one
+                // with an unknown part, so that both ways give the same message.
+                crate::text::sharing(line, decode_line::<$name>, |decoded| {
+                    decoded.as_ref().is_ok_and(|(m, lenient)| {
+                        !lenient && crate::wire::FindUnknown::unknown_paths(m).is_empty()
+                    })
                 })
+                .map(with_misfits)
             }
 
             /// Decodes an already-parsed JSON value.
@@ -220,6 +235,57 @@ macro_rules! top_level {
 }
 top_level!(CliMessage);
 top_level!(HostMessage);
+
+/// Decodes one line: by the direct decoder, else strictly through serde, else (a lone surrogate)
+/// from the line with it replaced, else leniently ([`crate::wire::lenient`]). Also says whether
+/// the lenient decode made the message (only then can it hold misfits).
+fn decode_line<T: TopLevel>(line: &[u8]) -> Result<(T, bool), DecodeError> {
+    // Checking the whole line's UTF-8 at once (with SIMD where the CPU has it) lets the parser
+    // skip the check of each string. A line that is not UTF-8 goes to the byte parser, which
+    // finds where, and then to `not_a_message`, which reports it.
+    let text = simdutf8::basic::from_utf8(line).ok();
+    let strict = match text {
+        Some(text) => match direct::<T>(text) {
+            Some(message) => return Ok((message, false)),
+            None => decode_top_level::<T>(text),
+        },
+        None => serde_json::from_slice::<T>(line),
+    };
+    let typed = match strict {
+        Ok(message) if message.untyped() => {
+            return Err(DecodeError::new(DecodeErrorKind::NoType, line))
+        }
+        Ok(message) => return Ok((message, false)),
+        Err(typed) => typed,
+    };
+    // A lone surrogate escape (what `JSON.stringify` writes for a string cut inside a surrogate
+    // pair) is valid JSON that no Rust string can hold: it decodes as U+FFFD, as any UTF-8
+    // output of the string shows it. The rewritten line has none left, so this recurses once
+    // at most.
+    if let Some(fixed) = crate::surrogates::well_formed(line) {
+        if let Ok(decoded) = decode_line::<T>(&fixed) {
+            return Ok(decoded);
+        }
+    }
+    if let Some(text) = text {
+        if let Ok(message) = crate::wire::lenient::run(|| decode_top_level::<T>(text)) {
+            if message.untyped() {
+                return Err(DecodeError::new(DecodeErrorKind::NoType, line));
+            }
+            return Ok((message, true));
+        }
+    }
+    Err(not_a_message(line, typed))
+}
+
+/// A decoded line with its misfits listed (a walk of the message, only after a lenient decode).
+fn with_misfits<T: TopLevel>((message, lenient): (T, bool)) -> Decoded<T> {
+    let misfits = match lenient {
+        true => message.misfit_paths(),
+        false => Vec::new(),
+    };
+    Decoded { message, misfits }
+}
 
 /// Decodes a line without serde when it takes the common shape (see [`crate::wire::Cursor`]):
 /// its `type` first, and not while a long line is being shared (whose texts the serde path
@@ -291,18 +357,24 @@ fn first_type_value(line: &str) -> Option<&str> {
     (rest.as_bytes()[end] == b'"').then(|| &rest[..end])
 }
 
-/// The typed decode failed: decide between a bad line and a known type that did not fit.
-fn fallback(line: &[u8], typed: serde_json::Error) -> Result<Unknown, DecodeError> {
-    let value: Value = serde_json::from_slice(line)
-        .map_err(|e| DecodeError::new(DecodeErrorKind::NotJson(e.to_string()), line))?;
-    let Value::Object(fields) = value else {
-        return Err(DecodeError::new(DecodeErrorKind::NotObject, line));
-    };
-    if !matches!(fields.get("type"), Some(Value::String(_))) {
-        return Err(DecodeError::new(DecodeErrorKind::NoType, line));
+/// Why a line that no decode took is not a message: not JSON, not an object, or no string
+/// `type`. (The checks read the line without a nesting limit: a deep line is still JSON.)
+fn not_a_message(line: &[u8], typed: serde_json::Error) -> DecodeError {
+    #[derive(serde::Deserialize)]
+    struct TypeOnly {
+        #[serde(rename = "type")]
+        kind: Option<Value>,
     }
-    Ok(Unknown {
-        fields,
-        mismatch: Some(typed.to_string()),
-    })
+    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(line) {
+        return DecodeError::new(DecodeErrorKind::NotJson(e.to_string()), line);
+    }
+    if !line.trim_ascii_start().starts_with(b"{") {
+        return DecodeError::new(DecodeErrorKind::NotObject, line);
+    }
+    match serde_json::from_slice::<TypeOnly>(line) {
+        Ok(TypeOnly {
+            kind: Some(Value::String(_)),
+        }) => DecodeError::new(DecodeErrorKind::NotJson(typed.to_string()), line),
+        _ => DecodeError::new(DecodeErrorKind::NoType, line),
+    }
 }

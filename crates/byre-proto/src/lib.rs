@@ -73,13 +73,18 @@
 //!   and are written back exactly;
 //! - values the CLI extends (stop reasons, terminal reasons, permission modes, task status,
 //!   error kinds, ...) are open strings: named constants plus any other string;
-//! - a message of a known type whose fields do not fit the model (a string where a number
-//!   was expected) becomes `Unknown` with the reason in [`Unknown::mismatch`].
+//! - a line whose `type` is known is always delivered as that type, whatever is inside it: a
+//!   part that does not fit the model (a value nested deeper than the 128 levels a `Value`
+//!   holds, a number out of `f64`'s range, a field of another type, a required field missing)
+//!   is kept as its JSON text where it sits, a [`Misfit`] in the [`Extra`] of the object around
+//!   it, and the rest stays typed. [`CliMessage::decode`] lists the misfits of a line (none
+//!   for anything today's CLI writes); decoding has no depth limit that valid JSON can reach,
+//!   and its stack stays bounded.
 //!
-//! Encoding a decoded message gives back the same JSON value (key order may differ). A key
-//! repeated in one object is kept once (the first `type`; the last of other keys). Nesting is
-//! limited to 128 levels, as in `serde_json`: deeper lines are `NotJson` errors. The
-//! [`FindUnknown`] trait tells whether a decoded tree is fully typed, and where it is not.
+//! Encoding a decoded message gives back the same JSON value (key order may differ; a misfit
+//! is written back as the text it came in). A key repeated in one object is kept once (the
+//! first `type`; the last of other keys). The [`FindUnknown`] trait tells whether a decoded
+//! tree is fully typed, and where it is not.
 //!
 //! ## Example lines
 //!
@@ -123,7 +128,7 @@ pub use crate::cli_request::*;
 pub use crate::content::*;
 pub use crate::control::*;
 pub use crate::conversation::*;
-pub use crate::decode::{AnyMessage, DecodeError, DecodeErrorKind, Direction};
+pub use crate::decode::{AnyMessage, DecodeError, DecodeErrorKind, Decoded, Direction};
 pub use crate::events::*;
 pub use crate::hooks::{HookEvent, HookInput, HookMatcher, HookOutput, HookSpecificOutput};
 pub use crate::host_request::*;
@@ -139,4 +144,4 @@ pub use crate::text::{Text, SHARE_LINE_MIN};
 pub use crate::validate::{first_difference, round_trips};
 pub use crate::values::*;
 pub use crate::version::{CliVersion, CliVersionNumber};
-pub use crate::wire::{Extra, FindUnknown, Number, RawJson, Unknown};
+pub use crate::wire::{Extra, FindUnknown, Misfit, Number, RawJson, Unknown};

@@ -52,9 +52,9 @@ use std::collections::{BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use byre_proto::{
-    CliControlRequest, CliMessage, CliRequest, ControlResponse, ControlResponseBody, HostMessage,
-    HostRequest, InitializeRequest, InitializeResponse, JsonRpcMessage, McpMessageResponse,
-    ResultMessage, UserMessage,
+    CliControlRequest, CliMessage, CliRequest, ControlResponse, ControlResponseBody, Decoded,
+    HostMessage, HostRequest, InitializeRequest, InitializeResponse, JsonRpcMessage,
+    McpMessageResponse, ResultMessage, UserMessage,
 };
 
 use crate::assembly::Assembler;
@@ -280,19 +280,54 @@ impl<T> Session<T> {
 
     // ----- inputs -------------------------------------------------------------------------
 
-    /// Takes one message read from the CLI.
+    /// Takes one message read from the CLI, in which everything fit the model.
     pub fn handle_message(&mut self, now: Instant, message: CliMessage) {
+        self.handle_decoded(
+            now,
+            Decoded {
+                message,
+                misfits: Vec::new(),
+            },
+        );
+    }
+
+    /// Takes one message read from the CLI with the parts of it that did not fit the model
+    /// ([`CliMessage::decode`]): they are reported ([`ProtocolViolation::Misfit`]) and the
+    /// message is handled as its type says, except that a CLI request with a misfit is not
+    /// handed to the host: it is answered with an error at once
+    /// ([`ProtocolViolation::UndecodableRequest`]), as the host could not see all it asks.
+    pub fn handle_decoded(&mut self, now: Instant, decoded: Decoded<CliMessage>) {
         let _ = now;
+        let Decoded { message, misfits } = decoded;
+        if !misfits.is_empty() {
+            self.events
+                .push_back(Event::Protocol(ProtocolViolation::Misfit {
+                    kind: message.kind().to_owned(),
+                    misfits: misfits.clone(),
+                }));
+        }
         if self.observe_mirror(&message) {
             return;
         }
         if let (CliMessage::Result(result), State::Starting) = (&message, &self.state) {
+            // No turn runs before the `initialize` answer: this answers no prompt. It is the
+            // reason of a start that fails (the CLI exits next), and is reported if the answer
+            // comes after all. Delivered, as every line is, but to no turn.
             self.early_result = Some(result.clone());
+            self.events.push_back(Event::Message(message));
+            return;
         }
         match &message {
             CliMessage::ControlResponse(response) => self.on_response(response),
-            CliMessage::ControlRequest(request) => self.on_request(request),
-            CliMessage::Unknown(unknown) => self.on_undecodable(unknown),
+            CliMessage::ControlRequest(request) => {
+                // Asked of the request itself (small, and rare), so that a message decoded
+                // without its list of misfits cannot slip a request past this check.
+                let misfits = byre_proto::FindUnknown::misfit_paths(request.as_ref());
+                match misfits.is_empty() {
+                    true => self.on_request(request),
+                    false => self.on_misfit_request(request, &misfits),
+                }
+            }
             CliMessage::ControlCancelRequest(cancel) => {
                 let id = RequestId::new(cancel.request_id.clone());
                 if self.requests.incoming.cancel(&id).is_some() {
@@ -637,6 +672,11 @@ impl<T> Session<T> {
                             }
                             None => {
                                 self.state = State::Ready;
+                                if let Some(early) = self.early_result.take() {
+                                    self.events.push_back(Event::Protocol(
+                                        ProtocolViolation::ResultBeforeInitialize(early),
+                                    ));
+                                }
                                 self.events
                                     .push_back(Event::Initialized(Box::new(init.clone())));
                                 Ok(Box::new(init))

@@ -98,7 +98,7 @@ fn pipe(c: &mut Criterion) {
                 let mut messages = 0;
                 while let Some(frame) = frames.next().await {
                     match decode_frame(frame.expect("no IO error")) {
-                        Frame::Message(_) => messages += 1,
+                        Frame::Message { .. } => messages += 1,
                         Frame::BadLine(bad) => panic!("bad line in the corpus: {bad}"),
                     }
                 }

@@ -18,7 +18,7 @@
 
 use std::io;
 
-use byre_proto::{CliMessage, DecodeError};
+use byre_proto::{CliMessage, DecodeError, Decoded};
 use bytes::{Buf, Bytes, BytesMut};
 use serde::Serialize;
 use tokio_util::codec::Decoder;
@@ -41,7 +41,13 @@ pub enum LineFrame {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Frame {
     /// A message (typed, or `Unknown` for a type byre does not know).
-    Message(CliMessage),
+    Message {
+        /// The message, of the type its `type` names.
+        message: CliMessage,
+        /// The parts of it that did not fit the model, kept as text where they sit: each a
+        /// JSON path and a reason (see [`CliMessage::decode`]). Almost always empty.
+        misfits: Vec<String>,
+    },
     /// A line that is not a message.
     BadLine(BadLine),
 }
@@ -88,18 +94,18 @@ impl From<DecodeError> for BadLine {
 
 /// Decodes one line (without its line end) into a frame.
 pub fn decode_line(line: &[u8]) -> Frame {
-    match CliMessage::from_slice(line) {
-        Ok(message) => Frame::Message(message),
+    match CliMessage::decode(line) {
+        Ok(Decoded { message, misfits }) => Frame::Message { message, misfits },
         Err(error) => Frame::BadLine(error.into()),
     }
 }
 
 /// Decodes one line (without its line end) held in a [`Bytes`] into a frame: as
 /// [`decode_line`], and a long text that is most of a long line shares the line's memory
-/// instead of being copied ([`CliMessage::from_bytes`]).
+/// instead of being copied ([`CliMessage::decode_bytes`]).
 pub fn decode_bytes(line: &Bytes) -> Frame {
-    match CliMessage::from_bytes(line) {
-        Ok(message) => Frame::Message(message),
+    match CliMessage::decode_bytes(line) {
+        Ok(Decoded { message, misfits }) => Frame::Message { message, misfits },
         Err(error) => Frame::BadLine(error.into()),
     }
 }

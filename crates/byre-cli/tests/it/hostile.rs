@@ -244,3 +244,83 @@ async fn a_flood_while_the_cli_exits_stays_within_the_budget() {
     assert!(status.success(), "{status:?}");
     assert!(peak < 100 << 20, "{} MB at the peak", peak >> 20);
 }
+
+/// `byre run --output json hi` against `byre-hostile --mode MODE`: it must end the turn, exit
+/// 0 and deliver every line, whatever parts of the lines do not fit byre's model.
+async fn run_odd(mode: &str) -> (crate::support::Out, Duration) {
+    let (out, elapsed) = run_hostile(&format!("--mode {mode}"), &["--output", "json", "hi"]).await;
+    assert!(out.status.success(), "{mode}: {out:?}");
+    // A hang guard, not a timing: the result ends the run at once.
+    assert!(elapsed < Duration::from_secs(20), "{mode}: {elapsed:?}");
+    let results = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with(r#"{"type":"result""#))
+        .count();
+    let expected = if mode == "early-result" { 2 } else { 1 };
+    assert_eq!(results, expected, "{mode}: {out:?}");
+    (out, elapsed)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_call_nested_300_deep_is_delivered() {
+    let (out, _) = run_odd("deep-tool").await;
+    let depth = 300;
+    let input = format!(
+        r#""input":{{"command":{}"x"{}}}"#,
+        "[".repeat(depth),
+        "]".repeat(depth)
+    );
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(r#"{"type":"assistant""#))
+        .unwrap_or_else(|| panic!("no assistant line: {out:?}"));
+    assert!(line.contains(r#""id":"toolu_deep""#), "{line:.300}");
+    assert!(
+        line.contains(&input),
+        "the input is written back as it came: {line:.300}"
+    );
+    assert!(out.stderr.contains("do not fit the model"), "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_with_deep_structured_output_ends_the_turn() {
+    let (out, _) = run_odd("deep-output").await;
+    let nested = format!("{}1{}", r#"{"k":"#.repeat(200), "}".repeat(200));
+    assert!(out.stdout.contains(&nested), "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_with_numbers_out_of_range_ends_the_turn() {
+    let (out, _) = run_odd("huge-number").await;
+    assert!(out.stdout.contains(r#""total_cost_usd":1e400"#), "{out:?}");
+    assert!(out.stdout.contains(r#""cost_next":-1e400"#), "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_with_retyped_fields_ends_the_turn() {
+    let (out, _) = run_odd("retyped").await;
+    for part in [
+        r#""num_turns":"1""#,
+        r#""session_id":5"#,
+        r#""is_error":"false""#,
+        r#""input_tokens":1.5"#,
+    ] {
+        assert!(out.stdout.contains(part), "{part}: {out:?}");
+    }
+    assert!(out.stderr.contains("/num_turns"), "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_before_the_initialize_answer_is_not_the_prompts_answer() {
+    let (out, _) = run_odd("early-result").await;
+    // Both lines are delivered; the turn ends at the prompt's answer, the last line.
+    let last = out.stdout.lines().last().unwrap_or_default();
+    assert!(last.contains(r#""result":"done""#), "{out:?}");
+    assert!(out.stdout.contains("not an answer to anything"), "{out:?}");
+    assert!(
+        out.stderr.contains("a result before the initialize answer"),
+        "{out:?}"
+    );
+}

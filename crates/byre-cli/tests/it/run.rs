@@ -459,6 +459,32 @@ fn structured_script() -> Script {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn structured_output_nested_200_deep_ends_the_run_and_is_printed_whole() {
+    // The real CLI writes it, in the tool call and in the result, without a nesting limit;
+    // serde_json's `Value` holds 128 levels.
+    let mut deep = json!(1);
+    for _ in 0..200 {
+        deep = json!({ "k": deep });
+    }
+    let script = Script::new()
+        .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("")))
+        .rule(Rule::any().reply(Reply::message(vec![Block::tool_use(
+            "StructuredOutput",
+            deep.clone(),
+        )])));
+    let offline = Offline::start(script).await;
+    let out = output(
+        offline.run(&["--json-schema", r#"{"type":"object"}"#, "nest"]),
+        None,
+    )
+    .await;
+    assert!(out.status.success(), "{out:?}");
+    let expected = format!("{}1{}", r#"{"k":"#.repeat(200), "}".repeat(200));
+    assert_eq!(out.stdout.trim(), expected, "{out:?}");
+    assert!(out.stderr.contains("do not fit the model"), "{out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_schema_prints_the_structured_output_alone_on_stdout() {
     let offline = Offline::start(structured_script()).await;
     let schema = r#"{"type": "object", "properties": {"files": {"type": "integer"}, "names": {"type": "array", "items": {"type": "string"}}}, "required": ["files", "names"]}"#;

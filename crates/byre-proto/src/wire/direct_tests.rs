@@ -410,7 +410,7 @@ fn lists_of_names_decode_directly_as_through_serde() {
     }
     let long: Vec<String> = (0..300).map(|i| format!("\"name-{i}\"")).collect();
     assert!(same(true, &init(&format!("[{}]", long.join(",")))));
-    // Not a list of strings: the serde path keeps the line, its `tools` as a mismatch.
+    // Not a list of strings: the serde path keeps the line, its `tools` as a misfit.
     for tools in [r#"["Bash",1]"#, r#"[null]"#, r#"{}"#, r#"["a",]"#] {
         assert!(!same(true, &init(tools)), "left to serde: {tools}");
     }

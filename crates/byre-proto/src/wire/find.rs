@@ -6,12 +6,11 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::values::{Number, RawJson, Unknown};
+use super::values::{Extra, Number, RawJson, Unknown};
 
-/// Walks a decoded tree and reports where it holds an [`Unknown`], and where it holds fields
-/// that are not modelled (kept in an [`Extra`]).
-///
-/// [`Extra`]: super::Extra
+/// Walks a decoded tree and reports where it holds an [`Unknown`], where it holds fields that
+/// are not modelled (kept in an [`Extra`]), and where a field did not fit the model (a
+/// [`Misfit`](super::Misfit)).
 pub trait FindUnknown {
     /// Appends to `out` the JSON path of every [`Unknown`] below `path`.
     fn find_unknown(&self, path: &mut String, out: &mut Vec<String>);
@@ -20,6 +19,23 @@ pub trait FindUnknown {
     /// model (a field a newer CLI added). Leaves have none.
     fn find_extra(&self, path: &mut String, out: &mut Vec<String>) {
         let _ = (path, out);
+    }
+
+    /// Appends to `out` the JSON path of every field below `path` that did not fit the model
+    /// and was kept as text (a [`Misfit`](super::Misfit)), with the reason. Leaves have none.
+    fn find_misfits(&self, path: &mut String, out: &mut Vec<String>) {
+        let _ = (path, out);
+    }
+
+    /// The JSON paths, each followed by the reason in parentheses (like
+    /// `/usage/input_tokens (invalid type: floating point `1.5`, expected u64)`), of every
+    /// field in this value that did not fit the model and was kept as its JSON text (a
+    /// [`Misfit`](super::Misfit)). Empty for every line the strict decode takes, which is
+    /// every line the CLI writes today.
+    fn misfit_paths(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.find_misfits(&mut String::new(), &mut out);
+        out
     }
 
     /// The JSON paths (like `/message/usage/new_counter`) of every field in this value that
@@ -50,12 +66,20 @@ pub trait FindUnknown {
 impl Unknown {
     pub(crate) fn report(&self, tag: &str, path: &str, out: &mut Vec<String>) {
         let shown = if path.is_empty() { "/" } else { path };
-        match (&self.mismatch, self.fields.get(tag)) {
-            (Some(why), _) => out.push(format!("{shown} (does not fit the model: {why})")),
-            (None, Some(Value::String(t))) => out.push(format!("{shown} ({tag} {t:?})")),
-            (None, Some(other)) => out.push(format!("{shown} ({tag} {other})")),
-            (None, None) => out.push(format!("{shown} (no {tag})")),
+        match self.fields.get(tag) {
+            Some(Value::String(t)) => out.push(format!("{shown} ({tag} {t:?})")),
+            Some(other) => out.push(format!("{shown} ({tag} {other})")),
+            None => out.push(format!("{shown} (no {tag})")),
         }
+    }
+}
+
+/// Appends the misfits an object keeps in its [`Extra`], each as its path and reason.
+pub(crate) fn report_misfits(extra: &Extra, path: &mut String, out: &mut Vec<String>) {
+    for misfit in extra.misfits() {
+        with_key(path, &misfit.key, |path| {
+            out.push(format!("{path} ({})", misfit.why));
+        });
     }
 }
 
@@ -94,6 +118,12 @@ impl<T: FindUnknown> FindUnknown for Option<T> {
             v.find_extra(path, out);
         }
     }
+
+    fn find_misfits(&self, path: &mut String, out: &mut Vec<String>) {
+        if let Some(v) = self {
+            v.find_misfits(path, out);
+        }
+    }
 }
 
 impl<T: FindUnknown> FindUnknown for Box<T> {
@@ -103,6 +133,10 @@ impl<T: FindUnknown> FindUnknown for Box<T> {
 
     fn find_extra(&self, path: &mut String, out: &mut Vec<String>) {
         (**self).find_extra(path, out);
+    }
+
+    fn find_misfits(&self, path: &mut String, out: &mut Vec<String>) {
+        (**self).find_misfits(path, out);
     }
 }
 
@@ -118,6 +152,12 @@ impl<T: FindUnknown> FindUnknown for Vec<T> {
             with_key(path, &i.to_string(), |path| v.find_extra(path, out));
         }
     }
+
+    fn find_misfits(&self, path: &mut String, out: &mut Vec<String>) {
+        for (i, v) in self.iter().enumerate() {
+            with_key(path, &i.to_string(), |path| v.find_misfits(path, out));
+        }
+    }
 }
 
 impl<K: fmt::Display, T: FindUnknown> FindUnknown for BTreeMap<K, T> {
@@ -130,6 +170,12 @@ impl<K: fmt::Display, T: FindUnknown> FindUnknown for BTreeMap<K, T> {
     fn find_extra(&self, path: &mut String, out: &mut Vec<String>) {
         for (k, v) in self {
             with_key(path, &k.to_string(), |path| v.find_extra(path, out));
+        }
+    }
+
+    fn find_misfits(&self, path: &mut String, out: &mut Vec<String>) {
+        for (k, v) in self {
+            with_key(path, &k.to_string(), |path| v.find_misfits(path, out));
         }
     }
 }

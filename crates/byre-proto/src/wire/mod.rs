@@ -17,6 +17,7 @@
 
 mod direct;
 mod find;
+pub(crate) mod lenient;
 mod object;
 mod open_enum;
 mod skip;
@@ -25,10 +26,12 @@ mod wire_enum;
 mod wire_struct;
 
 pub(crate) use self::direct::{direct_line, Cursor, Direct, DirectObject, Outer};
-pub(crate) use self::find::with_key;
 pub use self::find::FindUnknown;
-pub(crate) use self::object::{deserialize_object, from_value, Key, Tag, WireObject};
+pub(crate) use self::find::{report_misfits, with_key};
+pub(crate) use self::object::{
+    accept_lenient, deserialize_object, feed, from_value, Held, Key, Tag, WireObject,
+};
 pub(crate) use self::open_enum::open_enum;
-pub use self::values::{Extra, Number, RawJson, Unknown};
+pub use self::values::{Extra, Misfit, Number, RawJson, Unknown};
 pub(crate) use self::wire_enum::wire_enum;
 pub(crate) use self::wire_struct::wire_struct;

@@ -135,7 +135,16 @@ pub(crate) trait WireObject: Sized {
         value: Value,
     ) -> Result<(), E>;
 
-    /// Ends the decode: checks required fields and builds the value.
+    /// Takes one key from its JSON text, in a lenient decode ([`super::lenient`]): a value
+    /// that does not fit is kept as a misfit.
+    fn accept_raw<E: de::Error>(
+        partial: &mut Self::Partial,
+        key: String,
+        raw: &str,
+    ) -> Result<(), E>;
+
+    /// Ends the decode: checks required fields and builds the value (in a lenient decode, a
+    /// missing required field is a misfit instead).
     fn finish<E: de::Error>(partial: Self::Partial) -> Result<Self, E>;
 
     /// Writes this object's keys into an open map.
@@ -160,6 +169,14 @@ impl<T: WireObject> WireObject for Box<T> {
         value: Value,
     ) -> Result<(), E> {
         T::accept_value(partial, key, value)
+    }
+
+    fn accept_raw<E: de::Error>(
+        partial: &mut Self::Partial,
+        key: String,
+        raw: &str,
+    ) -> Result<(), E> {
+        T::accept_raw(partial, key, raw)
     }
 
     fn finish<E: de::Error>(partial: Self::Partial) -> Result<Self, E> {
@@ -190,6 +207,36 @@ pub(crate) fn deserialize_object<'de, T: WireObject, D: Deserializer<'de>>(
         }
     }
     deserializer.deserialize_map(ObjectVisitor(PhantomData))
+}
+
+/// Takes one key of a lenient decode: its value is read as JSON text and handed to
+/// [`WireObject::accept_raw`].
+pub(crate) fn accept_lenient<'de, T: WireObject, A: MapAccess<'de>>(
+    partial: &mut T::Partial,
+    key: Key<'de>,
+    map: &mut A,
+) -> Result<(), A::Error> {
+    let raw = super::lenient::next_raw(map)?;
+    T::accept_raw(partial, key.into_owned(), raw.as_str())
+}
+
+/// A value read before a union's tag, kept until the tag says which variant takes it: decoded
+/// (the strict decode), or as its JSON text (the lenient one).
+pub(crate) enum Held {
+    Value(Value),
+    Raw(String),
+}
+
+/// Hands a value held before a union's tag to the variant `T` that the tag named.
+pub(crate) fn feed<T: WireObject, E: de::Error>(
+    partial: &mut T::Partial,
+    key: String,
+    held: Held,
+) -> Result<(), E> {
+    match held {
+        Held::Value(value) => T::accept_value(partial, key, value),
+        Held::Raw(raw) => T::accept_raw(partial, key, &raw),
+    }
 }
 
 /// Decodes an already-read value as `T`, mapping the error into the caller's error type.

@@ -104,6 +104,12 @@ macro_rules! open_enum {
         impl $crate::wire::FindUnknown for $name {
             fn find_unknown(&self, _: &mut String, _: &mut Vec<String>) {}
         }
+
+        impl $crate::wire::lenient::Absent for $name {
+            fn absent() -> Self {
+                $name(std::borrow::Cow::Borrowed(""))
+            }
+        }
     };
 }
 pub(crate) use open_enum;

@@ -1,5 +1,5 @@
-//! The values every wire type holds: unknown fields ([`Extra`]), exact numbers, raw JSON text
-//! and whole unknown objects.
+//! The values every wire type holds: unknown fields and misfits ([`Extra`], [`Misfit`]), exact
+//! numbers, raw JSON text and whole unknown objects.
 
 use serde::de::{self, Deserialize, Deserializer};
 use serde_json::{Map, Value};
@@ -10,10 +10,33 @@ use serde_json::{Map, Value};
 /// It dereferences to the map of unknown fields. A typed optional field received as `null`
 /// decodes as `None` and is remembered here, so re-encoding writes the `null` back: see the
 /// `is_null` and `set_null` methods of each wire struct.
+///
+/// A field that did not fit (see [`Misfit`]) is kept here too, as its JSON text:
+/// [`Extra::misfits`]. It is not in the map, and re-encoding writes it back as it came.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Extra {
     fields: Map<String, Value>,
     nulls: u64,
+    /// Boxed: one word in every object instead of three, for what almost no line has.
+    #[allow(clippy::box_collection)]
+    misfits: Option<Box<Vec<Misfit>>>,
+}
+
+/// A field of an object that did not fit byre's model, kept as the JSON text it came in: a
+/// value nested deeper than a [`Value`] can hold (128 levels), a number out of `f64`'s range, a
+/// typed field of another type (a string where a number was expected), or a required field the
+/// object lacks. The object around it stays typed; a typed field that misfits is `None` (a
+/// required one holds an empty value of its type), and re-encoding writes the text back in
+/// its place. [`FindUnknown::misfit_paths`](crate::FindUnknown::misfit_paths) lists every
+/// misfit of a message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Misfit {
+    /// The field's key.
+    pub key: String,
+    /// Its JSON text as received; `None` for a required field that was missing.
+    pub raw: Option<RawJson>,
+    /// Why it did not fit.
+    pub why: String,
 }
 
 impl Extra {
@@ -22,9 +45,66 @@ impl Extra {
         Self::default()
     }
 
-    /// The unknown fields, as a map.
+    /// The unknown fields, as a map (misfits are left out: see [`Extra::misfits`]).
     pub fn into_map(self) -> Map<String, Value> {
         self.fields
+    }
+
+    /// The fields that did not fit the model, kept as their JSON text.
+    pub fn misfits(&self) -> &[Misfit] {
+        self.misfits.as_deref().map_or(&[], Vec::as_slice)
+    }
+
+    /// The misfit with key `key`, if that field did not fit.
+    pub fn misfit(&self, key: &str) -> Option<&Misfit> {
+        self.misfits().iter().find(|m| m.key == key)
+    }
+
+    /// Keeps `key` as a misfit (replacing an earlier one of the same key, as a repeated key's
+    /// last value wins), and drops it from the map of unknown fields.
+    pub(crate) fn push_misfit(&mut self, key: String, raw: Option<&str>, why: String) {
+        self.fields.remove(&key);
+        let misfits = self.misfits.get_or_insert_with(Default::default);
+        misfits.retain(|m| m.key != key);
+        misfits.push(Misfit {
+            key,
+            raw: raw.map(RawJson::from_checked),
+            why,
+        });
+    }
+
+    /// A field `key` decoded after all: a misfit of the same key from earlier in the object is
+    /// dropped (the last value of a repeated key wins).
+    #[inline]
+    pub(crate) fn fitted(&mut self, key: &str) {
+        if let Some(misfits) = &mut self.misfits {
+            misfits.retain(|m| m.key != key);
+        }
+    }
+
+    /// Takes an unknown field from its JSON text: into the map, or as a misfit where a
+    /// [`Value`] cannot hold it (too deep, a number out of range).
+    pub(crate) fn insert_raw(&mut self, key: String, raw: &str) {
+        match crate::wire::lenient::field::<Value>(raw) {
+            Ok(value) => {
+                self.fitted(&key);
+                self.fields.insert(key, value);
+            }
+            Err(why) => self.push_misfit(key, Some(raw), why),
+        }
+    }
+
+    /// Writes the misfits kept as text into an open map.
+    pub(crate) fn serialize_misfits<M: serde::ser::SerializeMap>(
+        &self,
+        map: &mut M,
+    ) -> Result<(), M::Error> {
+        for misfit in self.misfits() {
+            if let Some(raw) = &misfit.raw {
+                map.serialize_entry(&misfit.key, raw)?;
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn null_bit(&self, bit: u32) -> bool {
@@ -63,16 +143,17 @@ impl<'a> IntoIterator for &'a Extra {
 
 impl From<Map<String, Value>> for Extra {
     fn from(fields: Map<String, Value>) -> Self {
-        Extra { fields, nulls: 0 }
+        Extra {
+            fields,
+            nulls: 0,
+            misfits: None,
+        }
     }
 }
 
 impl FromIterator<(String, Value)> for Extra {
     fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> Self {
-        Extra {
-            fields: iter.into_iter().collect(),
-            nulls: 0,
-        }
+        Extra::from(iter.into_iter().collect::<Map<String, Value>>())
     }
 }
 
@@ -153,25 +234,23 @@ impl<'de> Deserialize<'de> for RawJson {
     }
 }
 
-/// An object whose tag (or shape) byre does not know, kept whole.
+/// An object whose tag byre does not know (or that has no tag), kept whole.
 ///
 /// It holds every key of the object except the tags of the enclosing unions that were already
 /// matched: for an unknown `system` subtype, `fields` holds `subtype` and the rest, not `type`.
+/// A value a [`Value`] cannot hold (nested too deep, a number out of range) is kept as its JSON
+/// text among `fields`' [misfits](Extra::misfits).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Unknown {
     /// The object's keys and values, as received.
-    pub fields: Map<String, Value>,
-    /// Set on a top-level message of a known type whose fields did not fit byre's model (for
-    /// example a string where a number was expected): why the typed decode failed.
-    pub mismatch: Option<String>,
+    pub fields: Extra,
 }
 
 impl Unknown {
-    /// The object `fields`, boxed as a union's `Unknown` variant holds it (no mismatch).
-    pub fn boxed(fields: Map<String, Value>) -> Box<Self> {
+    /// The object `fields`, boxed as a union's `Unknown` variant holds it.
+    pub fn boxed(fields: impl Into<Extra>) -> Box<Self> {
         Box::new(Unknown {
-            fields,
-            mismatch: None,
+            fields: fields.into(),
         })
     }
 

@@ -37,9 +37,9 @@ macro_rules! wire_enum {
         const _: () = {
             #[allow(clippy::large_enum_variant)]
             pub(crate) enum Partial {
-                Pending(Vec<(String, serde_json::Value)>),
+                Pending(Vec<(String, $crate::wire::Held)>),
                 $( $var(<$ty as $crate::wire::WireObject>::Partial), )*
-                Unknown(serde_json::Map<String, serde_json::Value>),
+                Unknown($crate::wire::Extra),
             }
 
             impl Default for Partial {
@@ -50,22 +50,27 @@ macro_rules! wire_enum {
 
             fn start<E: serde::de::Error>(
                 tag: $crate::wire::Tag<'_>,
-                buffered: Vec<(String, serde_json::Value)>,
+                buffered: Vec<(String, $crate::wire::Held)>,
             ) -> Result<Partial, E> {
                 let known = match tag.as_str() {
                     $( Some($vtag) => {
                         let mut inner = <<$ty as $crate::wire::WireObject>::Partial>::default();
                         for (k, v) in buffered {
-                            <$ty as $crate::wire::WireObject>::accept_value::<E>(&mut inner, k, v)?;
+                            $crate::wire::feed::<$ty, E>(&mut inner, k, v)?;
                         }
                         return Ok(Partial::$var(inner));
                     } )*
                     _ => buffered,
                 };
-                let mut fields = serde_json::Map::new();
+                let mut fields = $crate::wire::Extra::default();
                 fields.insert($tag.to_owned(), tag.into_value());
                 for (k, v) in known {
-                    fields.insert(k, v);
+                    match v {
+                        $crate::wire::Held::Value(v) => {
+                            fields.insert(k, v);
+                        }
+                        $crate::wire::Held::Raw(raw) => fields.insert_raw(k, &raw),
+                    }
                 }
                 Ok(Partial::Unknown(fields))
             }
@@ -78,6 +83,9 @@ macro_rules! wire_enum {
                     key: $crate::wire::Key<'de>,
                     map: &mut A,
                 ) -> Result<(), A::Error> {
+                    if $crate::wire::lenient::active() {
+                        return $crate::wire::accept_lenient::<Self, A>(p, key, map);
+                    }
                     match p {
                         Partial::Pending(buffered) => {
                             if key.as_str() == $tag {
@@ -86,7 +94,7 @@ macro_rules! wire_enum {
                                 *p = start(tag, buffered)?;
                             } else {
                                 let value: serde_json::Value = map.next_value()?;
-                                buffered.push((key.into_owned(), value));
+                                buffered.push((key.into_owned(), $crate::wire::Held::Value(value)));
                             }
                         }
                         // A repeated tag would be written twice on encode: keep the first.
@@ -121,7 +129,7 @@ macro_rules! wire_enum {
                                 };
                                 *p = start(tag, buffered)?;
                             } else {
-                                buffered.push((key, value));
+                                buffered.push((key, $crate::wire::Held::Value(value)));
                             }
                         }
                         // A repeated tag is ignored, as in `accept`.
@@ -138,12 +146,53 @@ macro_rules! wire_enum {
                     Ok(())
                 }
 
+                fn accept_raw<E: serde::de::Error>(
+                    p: &mut Partial,
+                    key: String,
+                    raw: &str,
+                ) -> Result<(), E> {
+                    match p {
+                        Partial::Pending(buffered) => {
+                            // A tag a `Value` cannot hold stays with the rest: no variant.
+                            let tag = match key == $tag {
+                                true => $crate::wire::lenient::field::<serde_json::Value>(raw).ok(),
+                                false => None,
+                            };
+                            match tag {
+                                Some(serde_json::Value::String(tag)) => {
+                                    let tag = $crate::wire::Tag::Str(tag.into());
+                                    *p = start(tag, std::mem::take(buffered))?;
+                                }
+                                Some(other) => {
+                                    let tag = $crate::wire::Tag::Other(other);
+                                    *p = start(tag, std::mem::take(buffered))?;
+                                }
+                                None => buffered.push((key, $crate::wire::Held::Raw(raw.into()))),
+                            }
+                        }
+                        // A repeated tag is ignored, as in `accept`.
+                        _ if key == $tag => {}
+                        $( Partial::$var(inner) => {
+                            <$ty as $crate::wire::WireObject>::accept_raw::<E>(inner, key, raw)?;
+                        } )*
+                        Partial::Unknown(fields) => fields.insert_raw(key, raw),
+                    }
+                    Ok(())
+                }
+
                 fn finish<E: serde::de::Error>(p: Partial) -> Result<Self, E> {
                     Ok(match p {
                         Partial::Pending(buffered) => {
-                            $name::Unknown($crate::wire::Unknown::boxed(
-                                buffered.into_iter().collect(),
-                            ))
+                            let mut fields = $crate::wire::Extra::default();
+                            for (k, v) in buffered {
+                                match v {
+                                    $crate::wire::Held::Value(v) => {
+                                        fields.insert(k, v);
+                                    }
+                                    $crate::wire::Held::Raw(raw) => fields.insert_raw(k, &raw),
+                                }
+                            }
+                            $name::Unknown($crate::wire::Unknown::boxed(fields))
                         }
                         $( Partial::$var(inner) => $name::$var(
                             <$ty as $crate::wire::WireObject>::finish::<E>(inner)?,
@@ -167,9 +216,15 @@ macro_rules! wire_enum {
                             for (k, v) in &u.fields {
                                 map.serialize_entry(k, v)?;
                             }
-                            Ok(())
+                            u.fields.serialize_misfits(map)
                         }
                     }
+                }
+            }
+
+            impl $crate::wire::lenient::Absent for $name {
+                fn absent() -> Self {
+                    $name::Unknown(Box::default())
                 }
             }
         impl $crate::wire::DirectObject for $name {
@@ -190,7 +245,7 @@ macro_rules! wire_enum {
                             }
                         } else {
                             let value = <serde_json::Value as $crate::wire::Direct>::direct(c)?;
-                            buffered.push((key.into_owned(), value));
+                            buffered.push((key.into_owned(), $crate::wire::Held::Value(value)));
                         }
                     }
                     _ if key == $tag => {
@@ -223,7 +278,7 @@ macro_rules! wire_enum {
                         // A tag this version does not know: every key kept as a value, as
                         // the serde path keeps them (a repeated tag ignored).
                         _ => {
-                            let mut fields = serde_json::Map::new();
+                            let mut fields = $crate::wire::Extra::default();
                             let tag = serde_json::Value::String(tag.into_owned());
                             fields.insert($tag.to_owned(), tag);
                             c.keys(false, |c, key| {
@@ -383,6 +438,13 @@ macro_rules! wire_enum {
                 match self {
                     $( $name::$var(v) => $crate::wire::FindUnknown::find_extra(v, path, out), )*
                     $name::Unknown(_) => {}
+                }
+            }
+
+            fn find_misfits(&self, path: &mut String, out: &mut Vec<String>) {
+                match self {
+                    $( $name::$var(v) => $crate::wire::FindUnknown::find_misfits(v, path, out), )*
+                    $name::Unknown(u) => $crate::wire::report_misfits(&u.fields, path, out),
                 }
             }
         }

@@ -76,6 +76,9 @@ macro_rules! wire_struct {
                     key: $crate::wire::Key<'de>,
                     map: &mut A,
                 ) -> Result<(), A::Error> {
+                    if $crate::wire::lenient::active() {
+                        return $crate::wire::accept_lenient::<Self, A>(p, key, map);
+                    }
                     match key.as_str() {
                         $( $key => {
                             $crate::wire::wire_struct!(
@@ -108,24 +111,51 @@ macro_rules! wire_struct {
                     Ok(())
                 }
 
-                fn finish<E: serde::de::Error>(p: Partial) -> Result<Self, E> {
+                fn accept_raw<E: serde::de::Error>(
+                    p: &mut Partial,
+                    key: String,
+                    raw: &str,
+                ) -> Result<(), E> {
+                    match key.as_str() {
+                        $( $key => {
+                            $crate::wire::wire_struct!(
+                                @accept_raw $kind $ty, p, $field, Field::$field, key, raw
+                            );
+                        } )*
+                        _ => p.extra.insert_raw(key, raw),
+                    }
+                    Ok(())
+                }
+
+                #[allow(unused_mut)]
+                fn finish<E: serde::de::Error>(mut p: Partial) -> Result<Self, E> {
+                    $(
+                        let $field = $crate::wire::wire_struct!(
+                            @finish $kind p.$field, $key, p.extra
+                        );
+                    )*
                     Ok($name {
-                        $( $field: $crate::wire::wire_struct!(@finish $kind p.$field, $key), )*
+                        $( $field, )*
                         extra: p.extra,
                     })
                 }
 
+                #[allow(unused_variables)]
                 fn serialize_fields<M: serde::ser::SerializeMap>(
                     &self,
                     map: &mut M,
                 ) -> Result<(), M::Error> {
+                    // A field kept as text because it did not fit is written from there.
+                    let misfits = !self.extra.misfits().is_empty();
                     $(
-                        $crate::wire::wire_struct!(
-                            @ser $kind map,
-                            $key,
-                            &self.$field,
-                            self.extra.null_bit(Field::$field as u32)
-                        );
+                        if !misfits || self.extra.misfit($key).is_none() {
+                            $crate::wire::wire_struct!(
+                                @ser $kind map,
+                                $key,
+                                &self.$field,
+                                self.extra.null_bit(Field::$field as u32)
+                            );
+                        }
                     )*
                     for (k, v) in &self.extra {
                         let shadowed = match k.as_str() {
@@ -141,7 +171,16 @@ macro_rules! wire_struct {
                             map.serialize_entry(k, v)?;
                         }
                     }
-                    Ok(())
+                    self.extra.serialize_misfits(map)
+                }
+            }
+
+            impl $crate::wire::lenient::Absent for $name {
+                fn absent() -> Self {
+                    $name {
+                        $( $field: $crate::wire::wire_struct!(@absent $kind), )*
+                        extra: $crate::wire::Extra::default(),
+                    }
                 }
             }
         };
@@ -268,6 +307,15 @@ macro_rules! wire_struct {
                     });
                 )*
             }
+
+            fn find_misfits(&self, path: &mut String, out: &mut Vec<String>) {
+                $crate::wire::report_misfits(&self.extra, path, out);
+                $(
+                    $crate::wire::with_key(path, $key, |path| {
+                        $crate::wire::FindUnknown::find_misfits(&self.$field, path, out)
+                    });
+                )*
+            }
         }
     };
 
@@ -322,11 +370,45 @@ macro_rules! wire_struct {
     (@direct_finish opt $slot:ident) => { $slot };
     (@direct_finish any $slot:ident) => { $slot };
 
-    (@finish req $slot:expr, $key:literal) => {
-        $slot.ok_or_else(|| E::missing_field($key))?
+    (@finish req $slot:expr, $key:literal, $extra:expr) => {
+        match $slot {
+            Some(value) => value,
+            None => $crate::wire::lenient::missing::<_, E>(&mut $extra, $key)?,
+        }
     };
-    (@finish opt $slot:expr, $key:literal) => { $slot };
-    (@finish any $slot:expr, $key:literal) => { $slot };
+    (@finish opt $slot:expr, $key:literal, $extra:expr) => { $slot };
+    (@finish any $slot:expr, $key:literal, $extra:expr) => { $slot };
+
+    (@accept_raw opt $ty:ty, $p:ident, $field:ident, $bit:expr, $key:ident, $raw:ident) => {
+        match $crate::wire::lenient::field::<Option<$ty>>($raw) {
+            Ok(value) => {
+                $p.extra.fitted(&$key);
+                $p.extra.set_null_bit($bit as u32, value.is_none());
+                $p.$field = value;
+            }
+            Err(why) => {
+                $p.$field = None;
+                $p.extra.set_null_bit($bit as u32, false);
+                $p.extra.push_misfit($key, Some($raw), why);
+            }
+        }
+    };
+    (@accept_raw $kind:ident $ty:ty, $p:ident, $field:ident, $bit:expr, $key:ident, $raw:ident) => {
+        match $crate::wire::lenient::field::<$ty>($raw) {
+            Ok(value) => {
+                $p.extra.fitted(&$key);
+                $p.$field = Some(value);
+            }
+            Err(why) => {
+                $p.$field = None;
+                $p.extra.push_misfit($key, Some($raw), why);
+            }
+        }
+    };
+
+    (@absent req) => { $crate::wire::lenient::Absent::absent() };
+    (@absent opt) => { None };
+    (@absent any) => { None };
 
     (@ser req $map:ident, $key:literal, $v:expr, $null:expr) => {
         $map.serialize_entry($key, $v)?;

@@ -182,6 +182,10 @@ impl Renderer {
         if !paths.is_empty() && !matches!(paths.as_slice(), [p] if p.starts_with("/ ")) {
             write!(line, " UNKNOWN-AT {}", paths.join(", ")).expect("writing to a String");
         }
+        let misfits = message.misfit_paths();
+        if !misfits.is_empty() {
+            write!(line, " MISFIT-AT {}", misfits.join(", ")).expect("writing to a String");
+        }
         if let Ok(original) = serde_json::from_slice::<Value>(bytes) {
             if let Some(at) = first_difference(&original, &message.to_value().expect("a value")) {
                 write!(line, " NO-ROUND-TRIP at {at}").expect("writing to a String");
@@ -601,15 +605,11 @@ fn unknown(u: &Unknown) -> String {
 }
 
 fn unknown_tagged(u: &Unknown, tag: &str) -> String {
-    let mut s = match u.get(tag) {
+    match u.get(tag) {
         Some(Value::String(t)) => format!("UNKNOWN ({tag} {t:?})"),
         Some(other) => format!("UNKNOWN ({tag} {other})"),
         None => format!("UNKNOWN (no {tag})"),
-    };
-    if let Some(why) = &u.mismatch {
-        write!(s, " mismatch: {}", text_cut(why, 100)).expect("writing to a String");
     }
-    s
 }
 
 fn error(e: &DecodeError) -> String {

@@ -229,32 +229,56 @@ fn u64_max_token_counts_decode_typed() {
 }
 
 #[test]
-fn negative_number_where_u64_is_expected_is_a_mismatch() {
-    for line in [
-        r#"{"type":"result","subtype":"success","num_turns":-1,"session_id":"s"}"#,
-        r#"{"type":"result","subtype":"success","usage":{"input_tokens":-5}}"#,
-        r#"{"type":"stream_event","event":{"type":"content_block_stop","index":-1}}"#,
-        r#"{"type":"result","subtype":"success","num_turns":1.5}"#,
-        r#"{"type":"result","subtype":"success","num_turns":"3"}"#,
+fn a_field_of_another_type_is_a_misfit_and_the_line_keeps_its_type() {
+    for (line, path) in [
+        (
+            r#"{"type":"result","subtype":"success","num_turns":-1,"session_id":"s"}"#,
+            "/num_turns",
+        ),
+        (
+            r#"{"type":"result","subtype":"success","usage":{"input_tokens":-5}}"#,
+            "/usage/input_tokens",
+        ),
+        (
+            r#"{"type":"stream_event","event":{"type":"content_block_stop","index":-1}}"#,
+            "/event/index",
+        ),
+        (
+            r#"{"type":"result","subtype":"success","num_turns":1.5}"#,
+            "/num_turns",
+        ),
+        (
+            r#"{"type":"result","subtype":"success","num_turns":"3"}"#,
+            "/num_turns",
+        ),
     ] {
-        let message = cli(line);
+        let decoded = CliMessage::decode(line.as_bytes()).expect("a message");
         let original: Value = serde_json::from_str(line).unwrap();
-        let CliMessage::Unknown(u) = &message else {
-            panic!("{line} should not fit the model, got {message:?}")
-        };
-        let why = u.mismatch.as_deref().expect("mismatch is set");
-        assert!(!why.is_empty());
-        assert_eq!(message.kind(), original["type"].as_str().unwrap());
-        let paths = message.unknown_paths();
-        assert_eq!(paths.len(), 1, "{paths:?}");
         assert!(
-            paths[0].starts_with("/ (does not fit the model: "),
-            "{paths:?}"
+            !matches!(decoded.message, CliMessage::Unknown(_)),
+            "{line} keeps its type: {:?}",
+            decoded.message
         );
+        assert_eq!(decoded.message.kind(), original["type"].as_str().unwrap());
+        assert!(decoded.message.is_fully_typed(), "{line}");
+        assert_eq!(decoded.misfits.len(), 1, "{:?}", decoded.misfits);
+        assert!(
+            decoded.misfits[0].starts_with(&format!("{path} (")),
+            "{:?}",
+            decoded.misfits
+        );
+        assert_eq!(decoded.message.misfit_paths(), decoded.misfits);
+        assert_eq!(decoded.message.to_value().unwrap(), original, "{line}");
     }
-    // The helpers still read what they can from an Unknown.
+    // What fits is still typed around the misfit.
     let message = cli(r#"{"type":"result","subtype":"success","num_turns":-1,"session_id":"s"}"#);
     assert_eq!(message.session_id(), Some("s"));
+    let CliMessage::Result(r) = &message else {
+        panic!("{message:?}")
+    };
+    assert_eq!(r.num_turns, None);
+    let misfit = r.extra.misfit("num_turns").expect("kept");
+    assert_eq!(misfit.raw.as_ref().map(|r| r.get()), Some("-1"));
 }
 
 #[test]
@@ -485,7 +509,6 @@ fn unknown_type() {
     let CliMessage::Unknown(u) = &message else {
         panic!("not unknown: {message:?}")
     };
-    assert_eq!(u.mismatch, None);
     assert_eq!(u.get_str("type"), Some("hologram_event"));
     assert_eq!(u.get("x"), Some(&json!(1)));
     assert_eq!(message.kind(), "hologram_event");
@@ -538,7 +561,6 @@ fn unknown_content_block_leaves_the_message_typed() {
     };
     assert_eq!(u.get_str("type"), Some("hologram"));
     assert_eq!(u.get("beam"), Some(&json!({"r": 1})));
-    assert_eq!(u.mismatch, None);
     assert_eq!(
         message.unknown_paths(),
         [r#"/message/content/1 (type "hologram")"#]

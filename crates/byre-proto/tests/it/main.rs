@@ -2,6 +2,7 @@
 
 mod corpus;
 mod edges;
+mod misfits;
 mod roundtrip;
 mod support;
 mod text;

@@ -108,12 +108,26 @@ pub(super) struct Shared {
 #[derive(Debug)]
 pub struct Events {
     pub(super) rx: queue::Consumer<Event>,
+    /// Whether [`Event::Initialized`] went by: a `result` before it answers no prompt.
+    pub(super) initialized: bool,
+}
+
+impl Events {
+    /// Whether `event` is a turn's `result`: a `result` line after the `initialize` answer
+    /// (one before it answers no prompt; see [`Event::Message`]).
+    pub(super) fn ends_turn(&self, event: &Event) -> bool {
+        self.initialized && matches!(event, Event::Message(byre_proto::CliMessage::Result(_)))
+    }
 }
 
 impl Stream for Events {
     type Item = Event;
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
-        self.rx.poll_next(cx)
+        let next = self.rx.poll_next(cx);
+        if let Poll::Ready(Some(Event::Initialized(_))) = &next {
+            self.initialized = true;
+        }
+        next
     }
 }
 
@@ -287,7 +301,13 @@ impl Claude {
             sent_mcp_servers: initialize_mcp,
             verbatim: options.verbatim_prompts,
         };
-        Ok((claude, Events { rx: events_rx }))
+        Ok((
+            claude,
+            Events {
+                rx: events_rx,
+                initialized: false,
+            },
+        ))
     }
 
     /// Waits for the answer to `initialize` (at once when it has come): fails when the CLI

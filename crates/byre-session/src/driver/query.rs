@@ -4,7 +4,6 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use byre_proto::CliMessage;
 use futures::future::BoxFuture;
 use futures::{ready, FutureExt, Stream, StreamExt};
 
@@ -117,7 +116,7 @@ impl Stream for Query {
             }
             match ready!(this.events.poll_next_unpin(cx)) {
                 Some(event) => {
-                    if matches!(&event, Event::Message(CliMessage::Result(_))) {
+                    if this.events.ends_turn(&event) {
                         this.end();
                     }
                     return Poll::Ready(Some(event));

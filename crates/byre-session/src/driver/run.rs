@@ -429,12 +429,20 @@ impl Driver {
     /// Passes one line read from the CLI to the core (and the transcript).
     fn on_line(&mut self, now: Instant, line: reader::Line) {
         match line.frame {
-            Frame::Message(message) => {
+            Frame::Message { message, misfits } => {
                 self.lines_read += 1;
                 if let (Some(t), Some(bytes)) = (&mut self.transcript, &line.bytes) {
                     let _ = t.record_recv(bytes, &message);
                 }
-                self.session.handle_message(now, message);
+                if !misfits.is_empty() {
+                    tracing::warn!(
+                        kind = message.kind(),
+                        misfits = %misfits.join("; "),
+                        "parts of a line do not fit the model: kept as text"
+                    );
+                }
+                let decoded = byre_proto::Decoded { message, misfits };
+                self.session.handle_decoded(now, decoded);
                 self.events.weigh(self.session.events_mut().len(), line.len);
             }
             Frame::BadLine(bad) => {

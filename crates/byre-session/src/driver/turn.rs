@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 
 use super::claude::Events;
 use crate::assembly::AssemblyEvent;
-use crate::session::Event;
+use crate::session::{Event, ProtocolViolation};
 
 /// Why a turn did not succeed. The CLI's `result` is kept where it wrote one.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -110,6 +110,11 @@ pub struct TurnOutput {
     pub text: String,
     /// The turn's `result`.
     pub result: Box<ResultMessage>,
+    /// What in the turn's lines did not fit byre's model and was kept as text where it sits
+    /// ([`ProtocolViolation::Misfit`](crate::session::ProtocolViolation::Misfit)): each as the
+    /// line's `type`, then the JSON path and why (`result: /num_turns (invalid type: ...)`).
+    /// Empty unless the CLI wrote something byre does not expect.
+    pub misfits: Vec<String>,
 }
 
 impl TurnOutput {
@@ -149,11 +154,18 @@ impl TurnOutput {
 
     /// The structured output ([`Options::output_schema`](crate::Options::output_schema)),
     /// decoded as `T`.
+    ///
+    /// An output a `Value` cannot hold (nested deeper than 128 levels, a number out of `f64`'s
+    /// range) is decoded from the text it came in.
     pub fn structured<T: DeserializeOwned>(&self) -> Result<T, TurnError> {
+        let bad = |e: serde_json::Error| TurnError::BadStructuredOutput(e.to_string());
         match &self.result.structured_output {
-            Some(value) if !value.is_null() => serde_json::from_value(value.clone())
-                .map_err(|e| TurnError::BadStructuredOutput(e.to_string())),
-            _ => Err(TurnError::NoStructuredOutput),
+            Some(value) if !value.is_null() => serde_json::from_value(value.clone()).map_err(bad),
+            Some(_) => Err(TurnError::NoStructuredOutput),
+            None => match self.result.extra.misfit("structured_output") {
+                Some(byre_proto::Misfit { raw: Some(raw), .. }) => raw.parse().map_err(bad),
+                _ => Err(TurnError::NoStructuredOutput),
+            },
         }
     }
 }
@@ -166,6 +178,7 @@ pub struct Turn<'a> {
     events: &'a mut Events,
     text: Text,
     result: Option<Box<ResultMessage>>,
+    misfits: Vec<String>,
     not_logged_in: bool,
     done: bool,
 }
@@ -177,6 +190,7 @@ impl Events {
             events: self,
             text: Text::default(),
             result: None,
+            misfits: Vec::new(),
             not_logged_in: false,
             done: false,
         }
@@ -202,11 +216,15 @@ impl<'a> Turn<'a> {
         let Some(result) = self.result.take() else {
             return Err(TurnError::Ended);
         };
-        outcome(
+        let output = outcome(
             result,
             self.not_logged_in,
             std::mem::take(&mut self.text.all),
-        )
+        )?;
+        Ok(TurnOutput {
+            misfits: std::mem::take(&mut self.misfits),
+            ..output
+        })
     }
 
     /// The text of the answer so far.
@@ -246,9 +264,13 @@ impl<'a> Turn<'a> {
                     }
                 }
             }
-            Event::Message(CliMessage::Result(r)) => {
+            Event::Message(CliMessage::Result(r)) if self.events.ends_turn(event) => {
                 self.result = Some(r.clone());
                 self.done = true;
+            }
+            Event::Protocol(ProtocolViolation::Misfit { kind, misfits }) => {
+                self.misfits
+                    .extend(misfits.iter().map(|misfit| format!("{kind}: {misfit}")));
             }
             _ => {}
         }
@@ -317,7 +339,11 @@ fn outcome(
 ) -> Result<TurnOutput, TurnError> {
     let failed = result.is_error == Some(true) || result.subtype != ResultSubtype::SUCCESS;
     if !failed {
-        return Ok(TurnOutput { text, result });
+        return Ok(TurnOutput {
+            text,
+            result,
+            misfits: Vec::new(),
+        });
     }
     if not_logged_in {
         return Err(TurnError::NotLoggedIn { result });

@@ -17,7 +17,10 @@ use crate::turns::TurnEvent;
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Event {
-    /// A message from the CLI (every one, control lines included, in the order read).
+    /// A message from the CLI (every one, control lines included, in the order read). A
+    /// `result` that comes before [`Event::Initialized`] answers no prompt: no turn runs yet
+    /// (it is the CLI's reason for a start that fails; if the `initialize` answer comes after
+    /// all, [`ProtocolViolation::ResultBeforeInitialize`] reports it).
     Message(CliMessage),
     /// The answer to `initialize`.
     Initialized(Box<InitializeResponse>),
@@ -154,6 +157,21 @@ pub enum ProtocolViolation {
     /// The `initialize` answer did not decode.
     #[error("the initialize answer does not decode: {0}")]
     BadInitializeAnswer(String),
+    /// A line of a known type in which parts did not fit the model (a value nested deeper than
+    /// 128 levels, a number out of `f64`'s range, a field of another type, a required field
+    /// missing): kept as their JSON text where they sit ([`byre_proto::Misfit`]); the message
+    /// is delivered as its type says all the same (a CLI request is answered with an error).
+    #[error("parts of a {kind} line do not fit the model, kept as text: {}", misfits.join("; "))]
+    Misfit {
+        /// The line's `type`.
+        kind: String,
+        /// Each part as its JSON path and why it does not fit.
+        misfits: Vec<String>,
+    },
+    /// A `result` written before the `initialize` answer, which then came: it answered no
+    /// prompt (no turn runs before the answer), and ended no turn.
+    #[error("a result before the initialize answer ({}): not a turn's end", .0.subtype)]
+    ResultBeforeInitialize(Box<byre_proto::ResultMessage>),
 }
 
 /// The host's answer to a CLI request: a success payload, or an error message.

@@ -666,3 +666,119 @@ fn finished_tasks_of_earlier_turns_are_forgotten() {
     );
     assert!(session.tasks().get("long").is_some_and(|t| t.is_running()));
 }
+
+#[test]
+fn a_result_before_the_initialize_answer_is_reported_and_ends_no_turn() {
+    let now = Instant::now();
+    let mut session = Session::new(SessionConfig::new(InitializeRequest::default()), now);
+    let _ = session.poll_transmit();
+    let early = r#"{"type":"result","subtype":"success","is_error":false,"result":"early","session_id":"s"}"#;
+    session.handle_message(now, cli(early));
+    // Delivered as every line is, but to no turn.
+    let events: Vec<_> = std::iter::from_fn(|| session.poll_event()).collect();
+    assert!(
+        matches!(&events[..], [Event::Message(CliMessage::Result(_))]),
+        "{events:?}"
+    );
+    let answer = r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1","response":{}}}"#;
+    session.handle_message(now, cli(answer));
+    assert!(session.is_initialized());
+    let events: Vec<_> = std::iter::from_fn(|| session.poll_event()).collect();
+    assert!(
+        matches!(&events[..], [
+            Event::Protocol(ProtocolViolation::ResultBeforeInitialize(r)),
+            Event::Initialized(_),
+            ..
+        ] if r.result.as_deref() == Some("early")),
+        "{events:?}"
+    );
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Turn(_))),
+        "{events:?}"
+    );
+    session
+        .send_user(byre_proto::UserMessage::prompt("hi"))
+        .unwrap();
+    let real = r#"{"type":"result","subtype":"success","is_error":false,"result":"real","session_id":"s"}"#;
+    session.handle_message(now, cli(real));
+    let events: Vec<_> = std::iter::from_fn(|| session.poll_event()).collect();
+    let ended: Vec<_> = events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                Event::Turn(byre_session::turns::TurnEvent::TurnEnded { .. })
+            )
+        })
+        .collect();
+    assert_eq!(ended.len(), 1, "{events:?}");
+}
+
+#[test]
+fn an_early_result_is_still_the_reason_of_a_failed_start() {
+    let now = Instant::now();
+    let mut session = Session::new(SessionConfig::new(InitializeRequest::default()), now);
+    let _ = session.poll_transmit();
+    let early = r#"{"type":"result","subtype":"error_during_execution","is_error":true,"errors":["no auth"],"session_id":"s"}"#;
+    session.handle_message(now, cli(early));
+    session.handle_exit("exit status: 1");
+    let ready = std::iter::from_fn(|| session.poll_action()).find_map(|a| match a {
+        byre_session::session::Action::Ready(r) => Some(r),
+        _ => None,
+    });
+    assert!(
+        matches!(
+            ready,
+            Some(Err(byre_session::session::StartFailure::Exited { .. }))
+        ),
+        "{ready:?}"
+    );
+}
+
+#[test]
+fn a_cli_request_with_a_misfit_is_answered_with_an_error_and_not_dispatched() {
+    let now = Instant::now();
+    let mut config = SessionConfig::new(InitializeRequest::default());
+    config.answers.insert("can_use_tool".into());
+    let mut session = ready_session(config, now);
+    // The input nested past what a `Value` holds: the handler could not see it whole.
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let line = format!(
+        r#"{{"type":"control_request","request_id":"deep","request":{{"subtype":"can_use_tool","tool_name":"Bash","input":{{"command":{deep}}}}}}}"#
+    );
+    let decoded = CliMessage::decode(line.as_bytes()).unwrap();
+    assert_eq!(decoded.misfits.len(), 1, "{:?}", decoded.misfits);
+    session.handle_decoded(now, decoded);
+    let events: Vec<_> = std::iter::from_fn(|| session.poll_event()).collect();
+    assert!(
+        events.iter().any(|e| matches!(e,
+            Event::Protocol(ProtocolViolation::Misfit { kind, .. }) if kind == "control_request")),
+        "{events:?}"
+    );
+    assert!(
+        events.iter().any(|e| matches!(e,
+            Event::Protocol(ProtocolViolation::UndecodableRequest { id, .. }) if id == "deep")),
+        "{events:?}"
+    );
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Request { .. })),
+        "{events:?}"
+    );
+    let sent = session
+        .poll_transmit()
+        .expect("an answer")
+        .to_value()
+        .unwrap();
+    assert_eq!(sent["response"]["request_id"], "deep");
+    assert_eq!(sent["response"]["subtype"], "error");
+    // Also when the message comes without its list of misfits.
+    let retyped = r#"{"type":"control_request","request_id":"retyped","request":{"subtype":"can_use_tool","tool_name":5,"input":{}}}"#;
+    session.handle_message(now, cli(retyped));
+    let sent = session
+        .poll_transmit()
+        .expect("an answer")
+        .to_value()
+        .unwrap();
+    assert_eq!(sent["response"]["request_id"], "retyped");
+    assert_eq!(sent["response"]["subtype"], "error");
+}

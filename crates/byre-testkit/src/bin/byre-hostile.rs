@@ -16,9 +16,19 @@
 //! - `flood-on-eof`: as `answer`; when stdin ends, `--lines N` messages of `--size BYTES`
 //!   before exiting.
 //! - `hang-init`: never answer `initialize` (stderr says so).
+//! - `deep-tool`: before the `result`, an `assistant` line whose tool call's input is nested
+//!   300 deep (more than serde_json's 128).
+//! - `deep-output`: a `result` whose `structured_output` is nested 200 deep.
+//! - `huge-number`: a `result` with `total_cost_usd` 1e400 and a new field -1e400.
+//! - `retyped`: a `result` whose `num_turns`, `total_cost_usd`, `is_error`, `session_id` and
+//!   `usage.input_tokens` are of other types than the CLI writes today.
+//! - `early-result`: a `result` written before the `initialize` answer, then as `answer`.
 //!
 //! Flags may also come in `BYRE_HOSTILE_ARGS` (split at spaces), for a host that passes only
 //! its own flags to the CLI (`byre run`).
+//!
+//! Its own writes' failures are not reported: the host under test may stop reading at any
+//! time, and what it does then is what the tests look at.
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
@@ -53,6 +63,15 @@ fn main() {
         return;
     }
     let request: serde_json::Value = serde_json::from_str(&first).unwrap_or_default();
+    if mode == "early-result" {
+        let _ = writeln!(
+            out,
+            concat!(
+                r#"{{"type":"result","subtype":"success","is_error":false,"num_turns":1,"#,
+                r#""result":"not an answer to anything","session_id":"hostile"}}"#
+            )
+        );
+    }
     let answer = serde_json::json!({
         "type": "control_response",
         "response": {"subtype": "success", "request_id": request["request_id"], "response": {}},
@@ -84,16 +103,10 @@ fn main() {
             }
             "big" => write_messages(&mut out, lines, size, newlines),
             "tasks" => write_task(&mut out),
+            "deep-tool" => write_deep_tool_call(&mut out),
             _ => {}
         }
-        let _ = writeln!(
-            out,
-            concat!(
-                r#"{{"type":"result","subtype":"success","is_error":false,"num_turns":1,"#,
-                r#""result":"{}","session_id":"hostile"}}"#
-            ),
-            result
-        );
+        let _ = writeln!(out, "{}", result_line(&mode, &result));
         let _ = out.flush();
     }
     if mode == "flood-on-eof" {
@@ -131,6 +144,64 @@ fn write_messages(out: &mut impl Write, count: usize, size: usize, newlines: boo
         }
     }
     let _ = out.flush();
+}
+
+/// The turn's `result` line, shaped as `mode` says.
+fn result_line(mode: &str, result: &str) -> String {
+    let nested = |depth: usize| format!("{}1{}", r#"{"k":"#.repeat(depth), "}".repeat(depth));
+    match mode {
+        "deep-output" => format!(
+            concat!(
+                r#"{{"type":"result","subtype":"success","is_error":false,"num_turns":1,"#,
+                r#""result":"{}","session_id":"hostile","structured_output":{}}}"#
+            ),
+            result,
+            nested(200)
+        ),
+        "huge-number" => format!(
+            concat!(
+                r#"{{"type":"result","subtype":"success","is_error":false,"num_turns":1,"#,
+                r#""result":"{}","session_id":"hostile","total_cost_usd":1e400,"#,
+                r#""cost_next":-1e400}}"#
+            ),
+            result
+        ),
+        "retyped" => format!(
+            concat!(
+                r#"{{"type":"result","subtype":"success","is_error":"false","num_turns":"1","#,
+                r#""result":"{}","session_id":5,"total_cost_usd":"0.01","#,
+                r#""usage":{{"input_tokens":1.5}}}}"#
+            ),
+            result
+        ),
+        _ => format!(
+            concat!(
+                r#"{{"type":"result","subtype":"success","is_error":false,"num_turns":1,"#,
+                r#""result":"{}","session_id":"hostile"}}"#
+            ),
+            result
+        ),
+    }
+}
+
+/// An `assistant` line with a tool call whose input is nested 300 deep.
+fn write_deep_tool_call(out: &mut impl Write) {
+    let depth = 300;
+    let input = format!(
+        r#"{{"command":{}"x"{}}}"#,
+        "[".repeat(depth),
+        "]".repeat(depth)
+    );
+    let _ = writeln!(
+        out,
+        concat!(
+            r#"{{"type":"assistant","message":{{"id":"msg_deep","type":"message","#,
+            r#""role":"assistant","model":"hostile","content":[{{"type":"tool_use","#,
+            r#""id":"toolu_deep","name":"Bash","input":{}}}],"stop_reason":null,"usage":{{}}}},"#,
+            r#""parent_tool_use_id":null,"session_id":"hostile"}}"#
+        ),
+        input
+    );
 }
 
 /// A background task started and finished, as the CLI reports one.

@@ -48,7 +48,7 @@ fn kinds(frames: &[Frame]) -> Vec<String> {
     frames
         .iter()
         .map(|f| match f {
-            Frame::Message(m) => m.kind().to_owned(),
+            Frame::Message { message, .. } => message.kind().to_owned(),
             Frame::BadLine(b) => format!("bad:{}:{}", b.len, short(&b.reason)),
         })
         .collect()
@@ -94,7 +94,7 @@ fn split_inside_a_utf8_character() {
     for split in 1..raw.len() {
         let frames = decode_chunked(&mut NdjsonCodec::new(), raw.as_bytes(), &[split]);
         assert_eq!(kinds(&frames), ["system"], "split every {split} bytes");
-        let Frame::Message(m) = &frames[0] else {
+        let Frame::Message { message: m, .. } = &frames[0] else {
             unreachable!()
         };
         assert_eq!(
@@ -171,7 +171,11 @@ fn bad_lines_are_items_not_errors() {
 #[test]
 fn unknown_types_are_messages() {
     let frames = decode_all(b"{\"type\":\"from_the_future\",\"x\":1}\n");
-    let [Frame::Message(CliMessage::Unknown(u))] = frames.as_slice() else {
+    let [Frame::Message {
+        message: CliMessage::Unknown(u),
+        ..
+    }] = frames.as_slice()
+    else {
         panic!("{frames:?}")
     };
     assert_eq!(u.get_str("type"), Some("from_the_future"));
@@ -425,7 +429,8 @@ proptest! {
         let whole = decode_all(&input);
         let pieces = decode_chunked(&mut NdjsonCodec::new(), &input, &chunks);
         prop_assert_eq!(whole.len(), input.iter().filter(|&&b| b == b'\n').count());
-        prop_assert!(whole.iter().all(|f| matches!(f, Frame::Message(_))));
+        let all = whole.iter().all(|f| matches!(f, Frame::Message { .. }));
+        prop_assert!(all);
         prop_assert_eq!(pieces, whole);
     }
 }

@@ -225,7 +225,7 @@ async fn a_huge_line_and_a_bad_line_through_a_pipe() {
     while let Some(frame) = frames.next().await {
         peak = peak.max(frames.read_buffer().capacity());
         match decode_frame(frame.unwrap()) {
-            Frame::Message(_) => messages += 1,
+            Frame::Message { .. } => messages += 1,
             Frame::BadLine(b) => bad.push(b),
         }
     }
@@ -296,7 +296,7 @@ async fn the_real_cli_accepts_the_argv_and_reports_the_root_refusal() {
         matches!(
             first,
             Some(Ok(LineFrame::Line(ref line)))
-                if matches!(decode_line(line), Frame::Message(byre_proto::CliMessage::ControlResponse(_)))
+                if matches!(decode_line(line), Frame::Message { message: byre_proto::CliMessage::ControlResponse(_), .. })
         ),
         "{first:?}; stderr: {}",
         process.stderr().text()
