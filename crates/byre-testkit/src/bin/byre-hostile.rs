@@ -16,6 +16,10 @@
 //! - `flood-on-eof`: as `answer`; when stdin ends, `--lines N` messages of `--size BYTES`
 //!   before exiting.
 //! - `hang-init`: never answer `initialize` (stderr says so).
+//! - `close-stdin`: close stdin before answering `initialize`, then keep running (10 minutes)
+//!   without reading: every write the host makes after the answer fails.
+//! - `linger`: as `answer`; when stdin ends, keep running (10 minutes) instead of exiting, as
+//!   a CLI busy with a long turn does (stderr says so): a host's close waits out its grace.
 //!
 //! Flags may also come in `BYRE_HOSTILE_ARGS` (split at spaces), for a host that passes only
 //! its own flags to the CLI (`byre run`).
@@ -52,6 +56,9 @@ fn main() {
         std::thread::sleep(Duration::from_secs(600));
         return;
     }
+    if mode == "close-stdin" {
+        close_stdin();
+    }
     let request: serde_json::Value = serde_json::from_str(&first).unwrap_or_default();
     let answer = serde_json::json!({
         "type": "control_response",
@@ -61,6 +68,11 @@ fn main() {
     let _ = out.flush();
     if mode == "stall" {
         write_messages(&mut out, lines, size, newlines);
+    }
+    if mode == "close-stdin" {
+        eprintln!("byre-hostile: stdin closed, still running");
+        std::thread::sleep(Duration::from_secs(600));
+        return;
     }
     for line in input {
         let Ok(line) = line else { break };
@@ -98,6 +110,10 @@ fn main() {
     }
     if mode == "flood-on-eof" {
         write_messages(&mut out, lines, size, newlines);
+    }
+    if mode == "linger" {
+        eprintln!("byre-hostile: stdin ended, lingering");
+        std::thread::sleep(Duration::from_secs(600));
     }
 }
 
@@ -173,4 +189,10 @@ fn hold_stdout() {
 fn close_stdout() {
     #[cfg(unix)]
     let _ = nix::unistd::close(1);
+}
+
+/// Closes file descriptor 0 (the input is not read again).
+fn close_stdin() {
+    #[cfg(unix)]
+    let _ = nix::unistd::close(0);
 }
