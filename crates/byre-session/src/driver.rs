@@ -17,13 +17,18 @@
 //! a grace period, then sends SIGTERM and SIGKILL. [`Claude::end_input`] only closes stdin:
 //! the CLI finishes what it was given (the running turn, queued prompts, a turn started by a
 //! background task) and exits by itself; [`Claude::wait`] returns how it ended. Either way the
-//! [`Events`] stream ends once every event before the exit has been delivered.
+//! [`Events`] stream ends once every event before the exit has been delivered. A
+//! [`Claude::terminate`] (a host stopped by SIGTERM) sends SIGTERM at once, also to a CLI
+//! whose close is waiting out its grace. A CLI that closes its stdin while it runs is seen at
+//! the next write, which fails: the session ends with [`Error::InputClosed`] (from `close`,
+//! `wait`, `send`, and as [`TurnError::Session`] from a turn) and the CLI is stopped at once.
 //!
 //! With [`Options::transcript`], every line in both directions is written to a file in the
 //! format of [`TranscriptWriter`](byre_transport::TranscriptWriter)
 //! (`{"dir":"send"|"recv","t":..,"msg":..}`), with notes of what happened to the process
 //! (`stdin closed`, `stdout closed`, `exited: exit status: 0`) and of the host's own
-//! ([`Claude::note`]).
+//! ([`Claude::note`]). A line is recorded as sent when it is handed to the writing task; a
+//! write that fails adds a note naming each line it did not write (`not delivered (...)`).
 //!
 //! With [`Options::session_store`], the CLI mirrors its session files on stdout; the core
 //! gathers those lines into batches and a task of the driver appends them to the store,

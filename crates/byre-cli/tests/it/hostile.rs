@@ -41,6 +41,18 @@ async fn a_mid_turn_exit_is_not_called_a_failed_start() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cli_that_closes_its_stdin_is_named_so_instead_of_waited_for() {
+    // It closes its stdin, answers `initialize` and runs on for 10 minutes: the prompt cannot
+    // be written.
+    let (out, elapsed) = run_hostile("--mode close-stdin", &["hi"]).await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(out.stderr.contains("closed its input (stdin)"), "{out:?}");
+    assert!(out.stderr.contains("1 line sent to it was not"), "{out:?}");
+    assert!(!out.stderr.contains("in the middle of the turn"), "{out:?}");
+    assert!(elapsed < Duration::from_secs(60), "{elapsed:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_with_a_lone_surrogate_ends_the_run() {
     // `\ud83d` without its low half: valid JSON, as `JSON.stringify` writes a cut string.
     let (out, elapsed) = run_hostile(r"--mode answer --result cut\ud83d", &["hi"]).await;

@@ -98,6 +98,8 @@ pub(super) struct Shared {
     pub(super) session_id: Option<String>,
     pub(super) initialized: Option<Arc<InitializeResponse>>,
     pub(super) ended: Option<String>,
+    /// The error that ended the session, when one did ([`Error::InputClosed`]).
+    pub(super) failure: Option<Error>,
     /// Set by [`Claude::end_input`]: nothing more may be sent.
     pub(super) input_ended: bool,
 }
@@ -108,6 +110,8 @@ pub(super) struct Shared {
 #[derive(Debug)]
 pub struct Events {
     pub(super) rx: queue::Consumer<Event>,
+    /// The session's state, for why the stream ended.
+    pub(super) shared: Arc<Mutex<Shared>>,
     /// Whether [`Event::Initialized`] went by: a `result` before it answers no prompt.
     pub(super) initialized: bool,
 }
@@ -260,7 +264,7 @@ impl Claude {
             process: Some(process),
             reader: reader::Reader::spawn(stdout, max_line, keep_lines, budget),
             writer: Some(writer),
-            _writer_task: writer_task,
+            writer_task,
             events: events_tx,
             seen: 0,
             commands: commands_rx,
@@ -278,6 +282,7 @@ impl Claude {
             exit: None,
             exit_waiters: Vec::new(),
             handler_timeout: options.handler_timeout,
+            exit_grace: options.process.exit_grace,
             turn_span: None,
             init_span: None,
             store,
@@ -301,13 +306,12 @@ impl Claude {
             sent_mcp_servers: initialize_mcp,
             verbatim: options.verbatim_prompts,
         };
-        Ok((
-            claude,
-            Events {
-                rx: events_rx,
-                initialized: false,
-            },
-        ))
+        let events = Events {
+            rx: events_rx,
+            shared: claude.shared.clone(),
+            initialized: false,
+        };
+        Ok((claude, events))
     }
 
     /// Waits for the answer to `initialize` (at once when it has come): fails when the CLI
@@ -403,7 +407,8 @@ impl Claude {
         self.direct(Direct::EndInput)
     }
 
-    /// Waits for the CLI to exit by itself, and returns how it ended (at once when it has).
+    /// Waits for the CLI to exit by itself, and returns how it ended (at once when it has;
+    /// [`Error::InputClosed`] when it closed its stdin while it ran and was stopped for it).
     /// Does not stop it: call [`Claude::end_input`] first to let it finish, or
     /// [`Claude::close`] to stop it; wrap it in a timeout to bound the wait. Keep reading the
     /// [`Events`] meanwhile (or drop them): a full event queue pauses reading from the CLI, and
@@ -545,6 +550,9 @@ impl Claude {
     /// nowhere).
     fn check_input(&self) -> Result<(), Error> {
         let shared = self.shared.lock().expect("shared state");
+        if let Some(failure) = &shared.failure {
+            return Err(failure.clone());
+        }
         if let Some(ended) = &shared.ended {
             return Err(Error::Closed(ended.clone()));
         }
@@ -698,7 +706,9 @@ impl Claude {
     }
 
     /// Closes stdin and shuts the CLI down (grace period, then SIGTERM, then SIGKILL), and
-    /// returns how it ended; when it has already exited by itself, just how it ended.
+    /// returns how it ended; when it has already exited by itself, just how it ended; when it
+    /// closed its stdin while it ran (it was stopped then), [`Error::InputClosed`]. A
+    /// [`Claude::terminate`] while the grace runs ends it at once.
     pub async fn close(&self) -> Result<ExitInfo, Error> {
         let (tx, rx) = oneshot::channel();
         self.commands
@@ -710,7 +720,8 @@ impl Claude {
     /// Stops the CLI now: closes stdin and sends SIGTERM to its process group without waiting
     /// for it to finish its turn, then SIGKILL after the term grace; returns how it ended. For
     /// a host that is itself being stopped (SIGTERM, SIGHUP): [`Claude::close`] lets the CLI
-    /// finish its turn and flush its session file first.
+    /// finish its turn and flush its session file first. A close already waiting out its
+    /// grace is cut short: both return the same end.
     pub async fn terminate(&self) -> Result<ExitInfo, Error> {
         let (tx, rx) = oneshot::channel();
         self.commands

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use byre_transport::LaunchError;
+use byre_transport::{ExitInfo, LaunchError};
 
 use crate::session::RequestFailure;
 
@@ -122,6 +122,36 @@ pub enum Error {
     /// The session store failed while a session was loaded from it to resume.
     #[error("the session store: {0}")]
     Store(#[source] Arc<byre_transport::store::StoreError>),
+    /// The CLI closed its stdin while it ran: a write to it failed (`EPIPE`). What it was not
+    /// given can never reach it, so the session was ended and the CLI stopped; the transcript
+    /// notes each line not delivered.
+    #[error(
+        "the CLI closed its input (stdin) while it ran: {} sent to it {} not delivered ({error}); \
+         the session was ended and the CLI stopped{}",
+        match not_delivered { 1 => "1 line".to_owned(), n => format!("{n} lines") },
+        if *not_delivered == 1 { "was" } else { "were" },
+        stopped(exit.as_ref())
+    )]
+    InputClosed {
+        /// Why the write failed (`Broken pipe` when the CLI closed its end).
+        #[source]
+        error: Arc<std::io::Error>,
+        /// How many lines (prompts, answers, requests) were not written.
+        not_delivered: usize,
+        /// How the CLI ended once stopped (`None` when it could not be waited for).
+        exit: Option<ExitInfo>,
+    },
+}
+
+/// How a stopped CLI ended, for a message: its status and its stderr tail.
+fn stopped(exit: Option<&ExitInfo>) -> String {
+    let Some(exit) = exit else {
+        return String::new();
+    };
+    match exit.stderr_tail.trim() {
+        "" => format!(" ({}; its stderr was empty)", exit.status),
+        tail => format!(" ({}); its stderr ends: {tail}", exit.status),
+    }
 }
 
 impl From<LaunchError> for Error {
@@ -246,7 +276,7 @@ pub enum Fault {
     Refused,
     /// No answer in time, or the host withdrew the request.
     Timeout,
-    /// The CLI exited, or the session was closed: the session is over.
+    /// The CLI exited, closed its input, or the session was closed: the session is over.
     Exited,
 }
 
@@ -269,7 +299,7 @@ impl Error {
                 RequestFailure::Exited(_) => Fault::Exited,
                 RequestFailure::NotSent(_) => Fault::Usage,
             },
-            Error::Closed(_) => Fault::Exited,
+            Error::Closed(_) | Error::InputClosed { .. } => Fault::Exited,
         }
     }
 

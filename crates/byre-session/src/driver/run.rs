@@ -35,8 +35,13 @@ pub(super) enum Step {
     MirrorFailed(super::store::MirrorFailure),
     /// The CLI exited (its stdout may still be open: a process it started may hold it).
     Exited,
+    /// A write to the CLI's stdin failed.
+    InputClosed(super::writer::Undelivered),
     Timeout,
 }
+
+/// A `Close` command: who waits for the end, and whether without the exit grace.
+pub(super) type Closing = (oneshot::Sender<Result<ExitInfo, Error>>, bool);
 
 /// What the driver registers with each host request it sends: it comes back with the answer.
 #[derive(Debug)]
@@ -54,8 +59,8 @@ pub(super) struct Driver {
     pub(super) reader: reader::Reader,
     /// The CLI's stdin, while it is open.
     pub(super) writer: Option<super::writer::Writer>,
-    /// The task writing it (aborted with the driver).
-    pub(super) _writer_task: super::writer::WriterTask,
+    /// The task writing it (aborted with the driver), which says when a write failed.
+    pub(super) writer_task: super::writer::WriterTask,
     pub(super) events: queue::Producer<Event>,
     /// How many events at the front of the core's queue the driver has looked at already.
     pub(super) seen: usize,
@@ -80,6 +85,8 @@ pub(super) struct Driver {
     pub(super) exit_waiters: Vec<oneshot::Sender<Result<ExitInfo, Error>>>,
     /// How long a handler may take ([`Options::handler_timeout`]).
     pub(super) handler_timeout: Option<Duration>,
+    /// How long a closed CLI may take to exit by itself ([`Options::exit_grace`]).
+    pub(super) exit_grace: Duration,
     /// The span of the running turn: host requests sent during it are its children.
     pub(super) turn_span: Option<tracing::Span>,
     /// The span of `initialize` (which the core sends), and when it went out.
@@ -140,6 +147,7 @@ impl Driver {
                 }
                 Some(failed) = mirror_failure(&mut self.store) => Step::MirrorFailed(failed),
                 () = child_exit(&mut self.process), if exited_at.is_none() => Step::Exited,
+                undelivered = self.writer_task.failed() => Step::InputClosed(undelivered),
                 () = sleep => Step::Timeout,
             };
             match step {
@@ -155,6 +163,12 @@ impl Driver {
                     exited_at = Some(Instant::now());
                     self.note("the CLI exited; reading the rest of its output");
                 }
+                Step::InputClosed(undelivered) => {
+                    if self.input_closed(undelivered).await {
+                        // The CLI is stopped and its output read.
+                        stdout_open = false;
+                    }
+                }
                 Step::Timeout if drain.is_some_and(|at| Instant::now() >= at) => {
                     // The CLI is gone but its stdout is still open: something it started
                     // holds it. What the CLI wrote has been read.
@@ -164,22 +178,13 @@ impl Driver {
                 }
                 Step::Delivered => self.seen = self.seen.min(self.session.events_mut().len()),
                 Step::NoListener => self.events.discard(self.session.events_mut()),
-                Step::Command(Some(Command::Send(message))) => {
-                    // A closed session refuses it; the handle learns why from `ended`.
-                    let _ = self.session.send_user(message);
+                Step::Command(Some(command)) => {
+                    if let Some((reply, now)) = self.command(command).await {
+                        // The caller may be gone (a host stopped by a signal): nothing to tell.
+                        let _ = reply.send(self.shutdown(now).await);
+                        return;
+                    }
                 }
-                Step::Command(Some(Command::Request(request, timeout, reply))) => {
-                    self.request(request, timeout, reply)
-                }
-                Step::Command(Some(Command::Reinitialize(timeout, reply))) => {
-                    let initialize = self.session.config().initialize.clone();
-                    self.request(HostRequest::Initialize(initialize), timeout, reply)
-                }
-                Step::Command(Some(Command::Close(reply, now))) => {
-                    let _ = reply.send(self.shutdown(now).await);
-                    return;
-                }
-                Step::Command(Some(Command::Direct(direct))) => self.direct(direct).await,
                 Step::Command(None) => {
                     let _ = self.shutdown(false).await;
                     return;
@@ -198,6 +203,25 @@ impl Driver {
                 }
             }
         }
+    }
+
+    /// Carries out a command from the handle, but `Close`, which it gives back: the caller
+    /// ends the session, or (while the session already stops) answers it with how it ended.
+    pub(super) async fn command(&mut self, command: Command) -> Option<Closing> {
+        match command {
+            Command::Send(message) => {
+                // A closed session refuses it; the handle learns why from `ended`.
+                let _ = self.session.send_user(message);
+            }
+            Command::Request(request, timeout, reply) => self.request(request, timeout, reply),
+            Command::Reinitialize(timeout, reply) => {
+                let initialize = self.session.config().initialize.clone();
+                self.request(HostRequest::Initialize(initialize), timeout, reply)
+            }
+            Command::Direct(direct) => self.direct(direct).await,
+            Command::Close(reply, now) => return Some((reply, now)),
+        }
+        None
     }
 
     /// Drains the core's outputs: writes what it transmits, carries out its actions and looks
@@ -494,7 +518,8 @@ impl Driver {
         if out.is_empty() {
             return;
         }
-        // Recorded as queued for the CLI, or as not sent.
+        // Recorded as queued for the CLI, or as not sent; a write that fails later notes the
+        // lines it did not write (`note_undelivered`).
         let transcript = self.transcript.is_some().then(|| out.clone());
         self.write_line(out);
         if let (Some(t), Some(out)) = (&mut self.transcript, transcript) {
@@ -544,7 +569,7 @@ impl Driver {
     fn write_line(&mut self, bytes: Vec<u8>) {
         if let Some(writer) = &self.writer {
             if !writer.send(bytes) {
-                // The CLI takes no more input; the reader sees its exit.
+                // A write failed: the writing task tells the loop what it left unwritten.
                 self.writer = None;
             }
         }
@@ -659,11 +684,8 @@ impl Driver {
                 self.session.end_input(serves);
             }
             Direct::Wait(reply) => {
-                if let Some(exit) = &self.exit {
-                    let _ = reply.send(Ok(exit.clone()));
-                } else if self.process.is_none() {
-                    let ended = self.shared.lock().expect("shared state").ended.clone();
-                    let _ = reply.send(Err(Error::Closed(ended.unwrap_or_default())));
+                if self.exit.is_some() || self.process.is_none() {
+                    let _ = reply.send(self.ended_result());
                 } else {
                     self.exit_waiters.push(reply);
                 }

@@ -14,6 +14,7 @@ use futures::{Stream, StreamExt};
 use serde::de::DeserializeOwned;
 
 use super::claude::Events;
+use super::error::Error;
 use crate::assembly::AssemblyEvent;
 use crate::session::{Event, ProtocolViolation};
 
@@ -77,6 +78,10 @@ pub enum TurnError {
     /// The events ended before the turn's result: the CLI exited or the session was closed.
     #[error("the session ended before the turn's result")]
     Ended,
+    /// The session ended with an error before the turn's result: the CLI closed its input
+    /// ([`Error::InputClosed`]), so what was sent to it (the prompt, maybe) never arrived.
+    #[error("the session ended before the turn's result: {0}")]
+    Session(#[source] Error),
     /// The turn succeeded but holds no structured output (was a schema given?).
     #[error("the turn has no structured output")]
     NoStructuredOutput,
@@ -214,7 +219,14 @@ impl<'a> Turn<'a> {
     pub async fn finish(mut self) -> Result<TurnOutput, TurnError> {
         while self.next().await.is_some() {}
         let Some(result) = self.result.take() else {
-            return Err(TurnError::Ended);
+            let failure = self
+                .events
+                .shared
+                .lock()
+                .expect("shared state")
+                .failure
+                .clone();
+            return Err(failure.map_or(TurnError::Ended, TurnError::Session));
         };
         let output = outcome(
             result,

@@ -1,10 +1,11 @@
 //! The driver against CLIs that misbehave on purpose (byre-testkit's `byre-hostile`): a crash
-//! mid-turn while a process it started holds stdout, a CLI that closes its stdout, one that
-//! stops reading stdin while its stdout is full, a lone surrogate in a result.
+//! mid-turn while a process it started holds stdout, a CLI that closes its stdout or its stdin,
+//! one that does not exit when its stdin ends (a terminate cuts the close's grace short), one
+//! that stops reading stdin while its stdout is full, a lone surrogate in a result.
 
 use std::time::{Duration, Instant};
 
-use byre_session::driver::{Claude, Error, Events, Options};
+use byre_session::driver::{Claude, Error, Events, Options, TurnError};
 use byre_session::Event;
 use futures::StreamExt;
 
@@ -98,6 +99,84 @@ async fn a_cli_that_closes_its_stdout_is_ended_at_once_and_named_so() {
     match claude.send("more") {
         Err(Error::Closed(why)) => assert!(why.contains("closed its output"), "{why}"),
         other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cli_that_closes_its_stdin_ends_the_session_with_input_closed() {
+    // It closes its stdin, answers `initialize` and runs on: the prompt cannot be written.
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("transcript.jsonl");
+    let mut options = hostile(&[("mode", "close-stdin")]);
+    options.transcript = Some(transcript.clone());
+    let (claude, mut events) = Claude::start(options).await.expect("it starts");
+    claude.send("are you there").unwrap();
+    // Its stand-in runs for 10 minutes: an end within the limit is byre's doing.
+    let outcome = tokio::time::timeout(Duration::from_secs(30), events.turn().finish())
+        .await
+        .expect("the turn ends while the CLI would still run");
+    match outcome {
+        Err(TurnError::Session(Error::InputClosed {
+            not_delivered,
+            exit,
+            error,
+        })) => {
+            assert_eq!(not_delivered, 1);
+            assert_eq!(error.kind(), std::io::ErrorKind::BrokenPipe, "{error}");
+            let exit = exit.expect("it was stopped");
+            assert!(exit.status.code().is_none(), "ended by a signal: {exit:?}");
+            assert!(exit.stderr_tail.contains("stdin closed"), "{exit:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(claude.has_ended());
+    fn said<T: std::fmt::Debug>(result: Result<T, Error>) {
+        match result {
+            Err(error @ Error::InputClosed { .. }) => {
+                assert!(error.to_string().contains("closed its input"), "{error}");
+                assert_eq!(error.fault(), byre_session::driver::Fault::Exited);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    said(claude.wait().await);
+    said(claude.send("more"));
+    said(claude.close().await);
+    // The transcript keeps the prompt as handed over, then says it was not delivered.
+    let text = std::fs::read_to_string(&transcript).unwrap();
+    let sent = text
+        .lines()
+        .position(|l| l.contains(r#""dir":"send""#) && l.contains("are you there"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let noted = text
+        .lines()
+        .position(|l| l.contains("not delivered") && l.contains("are you there"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(sent < noted, "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminate_during_close_ends_the_grace_at_once() {
+    // The CLI does not exit when its stdin ends: `close` would wait out its exit grace.
+    let mut options = hostile(&[("mode", "linger")]);
+    options.process.exit_grace = Duration::from_secs(60);
+    let (claude, mut events) = Claude::start(options).await.expect("it starts");
+    claude.send("hi").unwrap();
+    events.turn().finish().await.expect("a result");
+    let mut closing = std::pin::pin!(claude.close());
+    // Its first poll sends the close: the terminate comes while the close's grace runs.
+    assert!(futures::poll!(&mut closing).is_pending());
+    let both = futures::future::join(closing, claude.terminate());
+    let (closed, terminated) = tokio::time::timeout(Duration::from_secs(30), both)
+        .await
+        .expect("terminate does not wait out the 60 s grace");
+    for ended in [closed, terminated] {
+        let exit = ended.expect("how it ended");
+        assert_eq!(
+            exit.stopped,
+            byre_transport::Stopped::Terminated,
+            "{exit:?}"
+        );
     }
 }
 

@@ -23,6 +23,10 @@
 //! - `retyped`: a `result` whose `num_turns`, `total_cost_usd`, `is_error`, `session_id` and
 //!   `usage.input_tokens` are of other types than the CLI writes today.
 //! - `early-result`: a `result` written before the `initialize` answer, then as `answer`.
+//! - `close-stdin`: close stdin before answering `initialize`, then keep running (10 minutes)
+//!   without reading: every write the host makes after the answer fails.
+//! - `linger`: as `answer`; when stdin ends, keep running (10 minutes) instead of exiting, as
+//!   a CLI busy with a long turn does (stderr says so): a host's close waits out its grace.
 //!
 //! Flags may also come in `BYRE_HOSTILE_ARGS` (split at spaces), for a host that passes only
 //! its own flags to the CLI (`byre run`).
@@ -62,6 +66,9 @@ fn main() {
         std::thread::sleep(Duration::from_secs(600));
         return;
     }
+    if mode == "close-stdin" {
+        close_stdin();
+    }
     let request: serde_json::Value = serde_json::from_str(&first).unwrap_or_default();
     if mode == "early-result" {
         let _ = writeln!(
@@ -80,6 +87,11 @@ fn main() {
     let _ = out.flush();
     if mode == "stall" {
         write_messages(&mut out, lines, size, newlines);
+    }
+    if mode == "close-stdin" {
+        eprintln!("byre-hostile: stdin closed, still running");
+        std::thread::sleep(Duration::from_secs(600));
+        return;
     }
     for line in input {
         let Ok(line) = line else { break };
@@ -111,6 +123,10 @@ fn main() {
     }
     if mode == "flood-on-eof" {
         write_messages(&mut out, lines, size, newlines);
+    }
+    if mode == "linger" {
+        eprintln!("byre-hostile: stdin ended, lingering");
+        std::thread::sleep(Duration::from_secs(600));
     }
 }
 
@@ -244,4 +260,10 @@ fn hold_stdout() {
 fn close_stdout() {
     #[cfg(unix)]
     let _ = nix::unistd::close(1);
+}
+
+/// Closes file descriptor 0 (the input is not read again).
+fn close_stdin() {
+    #[cfg(unix)]
+    let _ = nix::unistd::close(0);
 }
