@@ -175,6 +175,13 @@ fn check_message(
         );
     }
     let mut unknown = decoded.unknown_paths();
+    // A part kept as text because it did not fit the model is a gap in it too.
+    unknown.extend(
+        decoded
+            .misfit_paths()
+            .into_iter()
+            .map(|p| format!("misfit {p}")),
+    );
     match control_check(direction, &decoded, requests) {
         Some(Err(why)) => return (Outcome::Failed(vec![why]), kind),
         Some(Ok(paths)) => unknown.extend(paths.into_iter().map(|p| format!("payload {p}"))),

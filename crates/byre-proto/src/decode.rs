@@ -160,7 +160,8 @@ macro_rules! top_level {
             }
 
             fn untyped(&self) -> bool {
-                matches!(self, $name::Unknown(u) if !matches!(u.get("type"), Some(Value::String(_))))
+                let typed = |u: &crate::Unknown| matches!(u.get("type"), Some(Value::String(_)));
+                matches!(self, $name::Unknown(u) if !typed(u))
             }
         }
 

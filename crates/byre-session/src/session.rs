@@ -52,9 +52,8 @@ use std::collections::{BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use byre_proto::{
-    CliControlRequest, CliMessage, CliRequest, ControlResponse, ControlResponseBody, Decoded,
-    HostMessage, HostRequest, InitializeRequest, InitializeResponse, JsonRpcMessage,
-    McpMessageResponse, ResultMessage, UserMessage,
+    CliMessage, ControlResponse, ControlResponseBody, Decoded, HostMessage, HostRequest,
+    InitializeRequest, InitializeResponse, ResultMessage, UserMessage,
 };
 
 use crate::assembly::Assembler;
@@ -65,7 +64,7 @@ use crate::turns::{TurnEvent, TurnTracker};
 mod mirror;
 mod outputs;
 mod pending;
-mod undecodable;
+mod requests;
 mod versions;
 
 pub use self::mirror::{MirrorBatch, MirrorConfig, MirrorFlush};
@@ -728,72 +727,6 @@ impl<T> Session<T> {
                 oldest: self.config.oldest_cli?,
             }),
             _ => None,
-        }
-    }
-
-    fn on_request(&mut self, request: &CliControlRequest) {
-        let id = RequestId::new(request.request_id.clone());
-        let subtype = request.request.tag().unwrap_or_default().to_owned();
-        if self
-            .requests
-            .incoming
-            .start(id.clone(), subtype, String::new())
-            .is_err()
-        {
-            self.events
-                .push_back(Event::Protocol(ProtocolViolation::DuplicateRequestId(
-                    id.to_string(),
-                )));
-            return;
-        }
-        // Requests the host cannot or did not offer to answer get their reply here.
-        let automatic: Option<Answer> = match &request.request {
-            CliRequest::HookCallback(hook) if !self.callback_ids.contains(&hook.callback_id) => {
-                Some(Err(format!(
-                    "no hook callback {:?} is registered",
-                    hook.callback_id
-                )))
-            }
-            CliRequest::McpMessage(mcp) if !self.config.mcp_servers.contains(&mcp.server_name) => {
-                let reply = JsonRpcMessage::error(
-                    mcp.message.id.clone(),
-                    JsonRpcMessage::METHOD_NOT_FOUND,
-                    format!("Server '{}' not found", mcp.server_name),
-                );
-                Some(Ok(
-                    serde_json::to_value(McpMessageResponse::new(reply)).unwrap_or_default()
-                ))
-            }
-            CliRequest::HookCallback(_) | CliRequest::McpMessage(_) => None,
-            CliRequest::Unknown(u) => Some(Err(format!(
-                "Unsupported control request subtype: {}",
-                u.get_str("subtype").unwrap_or("?")
-            ))),
-            CliRequest::Elicitation(_) if !self.config.answers.contains("elicitation") => {
-                Some(Ok(serde_json::json!({"action": "decline"})))
-            }
-            other => match other.tag() {
-                Some(subtype) if self.config.answers.contains(subtype) => None,
-                subtype => Some(Err(format!(
-                    "this host does not answer {}",
-                    subtype.unwrap_or("this request")
-                ))),
-            },
-        };
-        match automatic {
-            Some(answer) => {
-                if self.requests.incoming.finish(&id).is_some() {
-                    self.reply(id.as_str(), answer);
-                }
-            }
-            None => {
-                let request = Box::new(request.request.clone());
-                self.actions.push_back(Action::Dispatch {
-                    id: id.clone(),
-                    request: request.clone(),
-                });
-                self.events.push_back(Event::Request { id, request });
-            }
         }
     }
 

@@ -57,34 +57,37 @@ pub fn strictness() -> Strictness {
 }
 
 /// Checks that `value` (a decoded message, hook input, answer) holds nothing byre does not
-/// model: no unknown kind, no unmodelled field. On the pinned CLI a finding fails the test
-/// (a panic naming `context` and the paths); on another version it is reported (see the
-/// module documentation). Returns the findings, as `unknown <path>` / `extra <path>`.
+/// model: no unknown kind, no unmodelled field, no field that did not fit (a misfit). On the
+/// pinned CLI a finding fails the test (a panic naming `context` and the paths); on another
+/// version it is reported (see the module documentation). Returns the findings, as
+/// `unknown <path>` / `extra <path>` / `misfit <path> (why)`.
 pub fn check_modelled<T: FindUnknown + std::fmt::Debug + ?Sized>(
     context: impl Display,
     value: &T,
 ) -> Vec<String> {
     let unknown = value.unknown_paths();
     let extra = value.extra_paths();
-    if unknown.is_empty() && extra.is_empty() {
+    let misfit = value.misfit_paths();
+    if unknown.is_empty() && extra.is_empty() && misfit.is_empty() {
         return Vec::new();
     }
     let findings: Vec<String> = unknown
         .iter()
         .map(|p| format!("unknown {p}"))
         .chain(extra.iter().map(|p| format!("extra {p}")))
+        .chain(misfit.iter().map(|p| format!("misfit {p}")))
         .collect();
     match strictness() {
         Strictness::Full => panic!(
             "{context}: not fully modelled on the pinned CLI {PINNED_CLI_VERSION} \
-             (unknown {unknown:?}, extra {extra:?}): {value:?}"
+             (unknown {unknown:?}, extra {extra:?}, misfit {misfit:?}): {value:?}"
         ),
         Strictness::Report { version } => {
             eprintln!(
                 "byre drift (CLI {version}): {context}: {}",
                 findings.join(", ")
             );
-            report(&version, &context.to_string(), &unknown, &extra);
+            report(&version, &context.to_string(), &unknown, &extra, &misfit);
         }
     }
     findings
@@ -92,7 +95,7 @@ pub fn check_modelled<T: FindUnknown + std::fmt::Debug + ?Sized>(
 
 /// Appends the findings to `BYRE_DRIFT_LOG`, when set. Each line is written whole in one call,
 /// so tests running in parallel do not interleave.
-fn report(version: &str, context: &str, unknown: &[String], extra: &[String]) {
+fn report(version: &str, context: &str, unknown: &[String], extra: &[String], misfit: &[String]) {
     let Some(path) = std::env::var_os("BYRE_DRIFT_LOG").filter(|p| !p.is_empty()) else {
         return;
     };
@@ -100,7 +103,8 @@ fn report(version: &str, context: &str, unknown: &[String], extra: &[String]) {
     let kinds = unknown
         .iter()
         .map(|p| ("unknown", p))
-        .chain(extra.iter().map(|p| ("extra", p)));
+        .chain(extra.iter().map(|p| ("extra", p)))
+        .chain(misfit.iter().map(|p| ("misfit", p)));
     for (kind, path) in kinds {
         let line =
             serde_json::json!({"cli": version, "context": context, "kind": kind, "path": path});
