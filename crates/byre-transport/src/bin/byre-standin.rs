@@ -9,6 +9,8 @@
 //!   separated by `\r` and no newline at all.
 //! - `--grandchild`: start a long `sleep` in the same process group and print its pid on
 //!   stderr as `grandchild <pid>`.
+//! - `--daemon SCRIPT`: start `sh -c SCRIPT` in a session of its own (`setsid`), its stdio on
+//!   `/dev/null`, and print its pid on stderr as `daemon <pid>`.
 //! - `--exit-early CODE`: write `--message` on stderr and exit with CODE before any stdout.
 //! - `--message TEXT`: the stderr text for `--exit-early`.
 //! - `--ignore-eof`: keep running after stdin closes.
@@ -62,6 +64,19 @@ fn main() {
     if has("--grandchild") {
         if let Ok(child) = std::process::Command::new("sleep").arg("300").spawn() {
             eprintln!("grandchild {}", child.id());
+        }
+    }
+    if let Some(script) = value("--daemon") {
+        // setsid(1) calls setsid(2) itself, without forking, in a process that leads no group.
+        let daemon = std::process::Command::new("setsid")
+            .args(["sh", "-c", &script])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        match daemon {
+            Ok(child) => eprintln!("daemon {}", child.id()),
+            Err(e) => eprintln!("no daemon: {e}"),
         }
     }
     let lines = read_stdin();
