@@ -544,3 +544,53 @@ async fn each_cli_has_a_tag_of_its_own_unless_turned_off() {
         process.shutdown().await.unwrap();
     }
 }
+
+/// A host killed with SIGKILL: its watchdog ends the CLI's group, SIGKILL included for a CLI
+/// and a grandchild that ignore SIGTERM, and the daemon the CLI started in a session of its own.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_watchdog_of_a_killed_host_ends_everything_the_cli_started() {
+    use tokio::io::AsyncBufReadExt;
+    let mut host = tokio::process::Command::new(standin())
+        .args(["--host", "--ignore-eof", "--ignore-term", "--grandchild"])
+        .args(["--daemon", "trap '' TERM; exec sleep 300"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the host starts");
+    let mut lines = tokio::io::BufReader::new(host.stderr.take().unwrap()).lines();
+    let (mut cli, mut grandchild, mut daemon) = (None, None, None);
+    let pid = |line: &str, prefix: &str| line.strip_prefix(prefix)?.trim().parse::<u32>().ok();
+    while cli.is_none() || grandchild.is_none() || daemon.is_none() {
+        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+            .await
+            .expect("the host says what runs")
+            .unwrap()
+            .expect("the host runs on");
+        cli = cli.or(pid(&line, "cli "));
+        grandchild = grandchild.or(pid(&line, "grandchild "));
+        daemon = daemon.or(pid(&line, "daemon "));
+    }
+    let (cli, grandchild, daemon) = (cli.unwrap(), grandchild.unwrap(), daemon.unwrap());
+    let tag = byre_testkit::environment_var(cli, PROCESS_TAG_VAR).expect("the CLI's tag");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while byre_testkit::session_id(daemon) != Some(daemon) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no daemon in its own session"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    host.start_kill().expect("the host takes SIGKILL");
+    host.wait().await.expect("the host ends");
+    // The watchdog waits two seconds between SIGTERM and SIGKILL.
+    let within = Duration::from_secs(15);
+    for (what, pid) in [("CLI", cli), ("grandchild", grandchild), ("daemon", daemon)] {
+        assert!(
+            byre_testkit::process_gone(pid, within).await,
+            "the {what} {pid} outlived its host"
+        );
+    }
+    no_process_with(&tag).await;
+}
