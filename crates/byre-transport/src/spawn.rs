@@ -459,6 +459,7 @@ pub(crate) fn spawn_local(
 /// group each leads but the CLI's own (ended last, with the watchdog); after SIGKILL it looks
 /// again while a look finds a process it has not signalled yet (at most 8 times), as `sweep`
 /// in `descendants.rs` does.
+#[cfg(unix)]
 const WATCHDOG_SCRIPT: &str = concat!(
     "trap '' TERM\n",
     "group=$1 seen=\n",
@@ -520,6 +521,7 @@ fn watchdog(pgid: u32, tag: Option<&str>) -> Option<Watchdog> {
 }
 
 /// The watchdog's variable for the tag's environment entry.
+#[cfg(unix)]
 const WATCHDOG_SWEEP_VAR: &str = "BYRE_WATCHDOG_SWEEP";
 
 #[cfg(not(unix))]
