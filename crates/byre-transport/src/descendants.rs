@@ -17,9 +17,37 @@ use crate::process::Signal;
 /// a session of its own: `env -u BYRE_PROCESS_TAG setsid server`.
 pub const PROCESS_TAG_VAR: &str = "BYRE_PROCESS_TAG";
 
-/// A new tag for one CLI: 122 random bits, which no process but the CLI's descendants carries.
-pub(crate) fn new_tag() -> String {
-    crate::sessions::new_uuid()
+/// The tag of one CLI: its value, 122 random bits that no process but the CLI's descendants
+/// carries, and where their pids lie.
+// Where there is no `/proc`, where the pids lie is of no use.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+pub(crate) struct Tag {
+    value: String,
+    /// The CLI's pid (0 until it started).
+    pid: u32,
+    /// How many processes and threads the kernel had started when the CLI was about to start.
+    forks: Option<u64>,
+}
+
+impl Tag {
+    /// A new tag, for a CLI about to start.
+    pub(crate) fn new() -> Tag {
+        Tag {
+            value: crate::sessions::new_uuid(),
+            pid: 0,
+            forks: forks(),
+        }
+    }
+
+    /// The same tag, for the CLI that started as `pid`.
+    pub(crate) fn started(self, pid: u32) -> Tag {
+        Tag { pid, ..self }
+    }
+
+    /// Its value.
+    pub(crate) fn value(&self) -> &str {
+        &self.value
+    }
 }
 
 /// Sends `signal` to every process that carries `tag` in [`PROCESS_TAG_VAR`] (but this one),
@@ -30,13 +58,15 @@ pub(crate) fn new_tag() -> String {
 /// process whose environment cannot be read (another user's) is skipped. How many processes
 /// it signalled.
 ///
-/// Each look reads the environment of every process: 1 ms for 100 processes and 28 ms for
-/// 1,100 on a small virtual machine where reading any file of `/proc` takes 40 µs.
+/// Each look reads the environment of every process started since the CLI (their pids were
+/// allocated after its own), or of every process when the pids may have wrapped around since
+/// (more new processes and threads than half of `pid_max`): 4 to 10 µs a process on the
+/// two-core test machine, up to 25 µs when it is busy.
 #[cfg(target_os = "linux")]
-pub(crate) fn sweep(tag: &str, signal: Signal) -> usize {
+pub(crate) fn sweep(tag: &Tag, signal: Signal) -> usize {
     use std::collections::HashSet;
 
-    let needle = format!("\0{PROCESS_TAG_VAR}={tag}\0");
+    let needle = format!("\0{PROCESS_TAG_VAR}={}\0", tag.value);
     let finder = memchr::memmem::Finder::new(needle.as_bytes());
     let me = std::process::id();
     let mut signalled = HashSet::new();
@@ -49,6 +79,7 @@ pub(crate) fn sweep(tag: &str, signal: Signal) -> usize {
         let Ok(dir) = std::fs::read_dir("/proc") else {
             break;
         };
+        let since = tag.since();
         let mut new = 0;
         for entry in dir.flatten() {
             let Some(pid) = entry
@@ -58,7 +89,11 @@ pub(crate) fn sweep(tag: &str, signal: Signal) -> usize {
             else {
                 continue;
             };
-            if pid == me || signalled.contains(&pid) || !carries(pid, &finder, &mut buf) {
+            if pid == me
+                || since.is_some_and(|since| !since.contains(pid))
+                || signalled.contains(&pid)
+                || !carries(pid, &finder, &mut buf)
+            {
                 continue;
             }
             if linux::signal_tagged(pid, signal, || carries(pid, &finder, &mut buf)) {
@@ -74,8 +109,83 @@ pub(crate) fn sweep(tag: &str, signal: Signal) -> usize {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn sweep(_tag: &str, _signal: Signal) -> usize {
+pub(crate) fn sweep(_tag: &Tag, _signal: Signal) -> usize {
     0
+}
+
+/// The pids allocated from `from` to `to`, the allocation having wrapped around to the lowest
+/// pids at most once in between.
+#[cfg(any(target_os = "linux", test))]
+#[derive(Debug, Clone, Copy)]
+struct Pids {
+    from: u32,
+    to: u32,
+}
+
+#[cfg(any(target_os = "linux", test))]
+impl Pids {
+    fn contains(self, pid: u32) -> bool {
+        match self.from <= self.to {
+            true => (self.from..=self.to).contains(&pid),
+            false => pid >= self.from || pid <= self.to,
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Tag {
+    /// The pids allocated since the CLI's own, which every process it started has; `None`
+    /// when that cannot be told (the pids may have wrapped around past it since, or `/proc`
+    /// shows another pid namespace than this process's), and every pid is a candidate.
+    fn since(&self) -> Option<Pids> {
+        let before = self.forks?;
+        if self.pid == 0 || !same_pid_namespace() {
+            return None;
+        }
+        let max: u64 = read_proc("/proc/sys/kernel/pid_max")?.trim().parse().ok()?;
+        // More starts than pids between the two would bring the allocation round again: half
+        // of them leaves room for pids the kernel skipped as taken.
+        if forks()?.saturating_sub(before) >= max / 2 {
+            return None;
+        }
+        // `/proc/loadavg` ends with the last pid allocated in this process's pid namespace.
+        let loadavg = read_proc("/proc/loadavg")?;
+        let last = loadavg.split_whitespace().last()?.parse().ok()?;
+        Some(Pids {
+            from: self.pid,
+            to: last,
+        })
+    }
+}
+
+/// How many processes and threads the kernel has started since it booted (`processes` in
+/// `/proc/stat`, for every pid namespace).
+#[cfg(target_os = "linux")]
+fn forks() -> Option<u64> {
+    read_proc("/proc/stat")?
+        .lines()
+        .find_map(|line| line.strip_prefix("processes ")?.trim().parse().ok())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn forks() -> Option<u64> {
+    None
+}
+
+/// Whether `/proc` numbers processes as this process sees them (it may be another pid
+/// namespace's, in a container).
+#[cfg(target_os = "linux")]
+fn same_pid_namespace() -> bool {
+    static SAME: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SAME.get_or_init(|| {
+        std::fs::read_link("/proc/self")
+            .is_ok_and(|link| link.to_str() == Some(&std::process::id().to_string()))
+    })
+}
+
+#[cfg(target_os = "linux")]
+fn read_proc(path: &str) -> Option<String> {
+    std::fs::read_to_string(path).ok()
 }
 
 /// Whether the environment of `pid` holds the entry `finder` looks for.
@@ -182,6 +292,46 @@ const SWEEP_ROUNDS: usize = 8;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pids_since_wrap_around_at_most_once() {
+        let plain = Pids { from: 100, to: 200 };
+        assert!(plain.contains(100) && plain.contains(150) && plain.contains(200));
+        assert!(!plain.contains(99) && !plain.contains(201) && !plain.contains(5));
+        let wrapped = Pids {
+            from: 32000,
+            to: 400,
+        };
+        assert!(wrapped.contains(32000) && wrapped.contains(32767));
+        assert!(wrapped.contains(1) && wrapped.contains(300) && wrapped.contains(400));
+        assert!(!wrapped.contains(401) && !wrapped.contains(31999));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_tag_knows_the_pids_started_since() {
+        let tag = Tag::new().started(std::process::id());
+        let since = tag.since().expect("the pids since this process started");
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let later = tag.since().unwrap();
+        assert!(later.contains(child.id()), "{later:?} {}", child.id());
+        assert!(since.contains(std::process::id()));
+        child.wait().unwrap();
+        // Too many starts since for the pids to tell.
+        let old = Tag {
+            forks: Some(0),
+            ..Tag::new().started(std::process::id())
+        };
+        let max: u64 = read_proc("/proc/sys/kernel/pid_max")
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert_eq!(
+            old.since().map(|_| ()),
+            (forks().unwrap() < max / 2).then_some(()),
+        );
+    }
 
     fn found(environ: &[u8], tag: &str) -> bool {
         let needle = format!("\0{PROCESS_TAG_VAR}={tag}\0");

@@ -13,7 +13,7 @@ use std::process::{ExitStatus, Stdio};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::process::{Child, Command};
 
-use crate::descendants::{new_tag, sweep, PROCESS_TAG_VAR};
+use crate::descendants::{sweep, Tag, PROCESS_TAG_VAR};
 use crate::launch::{find_claude, Launch, LaunchError, CLAUDE_BIN_VAR};
 use crate::process::{signal_group, Signal};
 
@@ -413,9 +413,9 @@ pub(crate) fn spawn_local(
         };
     }
     // Only where it can be searched for.
-    let tag = (request.tag_descendants && cfg!(target_os = "linux")).then(new_tag);
+    let tag = (request.tag_descendants && cfg!(target_os = "linux")).then(Tag::new);
     if let Some(tag) = &tag {
-        command.env(PROCESS_TAG_VAR, tag);
+        command.env(PROCESS_TAG_VAR, tag.value());
     }
     let mut child = command.spawn().map_err(|source| LaunchError::Spawn {
         path: program.clone(),
@@ -432,7 +432,7 @@ pub(crate) fn spawn_local(
         crate::process::resize_pipe(&stdout, size);
     }
     let watchdog = match request.watchdog {
-        true => watchdog(pid, tag.as_deref()),
+        true => watchdog(pid, tag.as_ref().map(Tag::value)),
         false => None,
     };
     let stderr = child.stderr.take().map(|e| Box::new(e) as CliOutput);
@@ -443,7 +443,7 @@ pub(crate) fn spawn_local(
         child: Box::new(LocalChild {
             child,
             pid,
-            tag,
+            tag: tag.map(|tag| tag.started(pid)),
             swept: false,
             _watchdog: watchdog,
         }),
@@ -541,7 +541,7 @@ struct LocalChild {
     child: Child,
     pid: u32,
     /// The value of [`PROCESS_TAG_VAR`] its descendants carry (Linux, unless turned off).
-    tag: Option<String>,
+    tag: Option<Tag>,
     /// Whether a sweep found no process with the tag: none can appear after that, as only a
     /// tagged process starts one.
     swept: bool,
