@@ -6,7 +6,8 @@
 //! over many of them (the stand-ins' own memory is theirs, not the host's). The host's CPU time
 //! per message is this process's (all its threads', from `/proc/self/stat`) over each run of
 //! the concurrent streams, divided by the messages delivered. `BYRE_BENCH_NO_WATCHDOG=1` starts
-//! the sessions without the watchdog process each local CLI gets by default.
+//! the sessions without the watchdog process each local CLI gets by default,
+//! `BYRE_BENCH_NO_TAG=1` without the tag (and the look through `/proc` for it at each close).
 
 mod support;
 

@@ -78,6 +78,11 @@ pub(crate) fn standin_options(standin: &Path, stream: Option<&Path>) -> Options 
     if std::env::var_os("BYRE_BENCH_NO_WATCHDOG").is_some_and(|v| v == "1") {
         options.process.watchdog = false;
     }
+    // `BYRE_BENCH_NO_TAG=1`: without the tag, and so without the look through `/proc` for the
+    // processes carrying it at each stop, to measure what it costs.
+    if std::env::var_os("BYRE_BENCH_NO_TAG").is_some_and(|v| v == "1") {
+        options.process.tag_descendants = false;
+    }
     options
 }
 

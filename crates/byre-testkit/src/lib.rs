@@ -60,7 +60,9 @@ pub use cli::{
 };
 pub use env::{running_as_root, ClaudeEnv, OFFLINE_API_KEY};
 pub use mcp_stdio::{hostile_bin, mcp_stdio_bin, workspace_bin, HOSTILE_BIN, MCP_STDIO_BIN};
-pub use procs::{descendants, process_alive, process_gone};
+pub use procs::{
+    descendants, environment_var, process_alive, process_gone, processes_with, session_id,
+};
 pub use s3::{moto_server, S3Server, MOTO_SERVER_VAR, MOTO_VERSION};
 pub use script::{
     Block, ErrorReply, Match, MessageReply, PendingRule, Reply, RequestView, Rule, Script,

@@ -1,4 +1,5 @@
-//! Whether a process is still running, for tests that check nothing is left behind.
+//! Whether a process is still running, what it descends from, which session it leads and what
+//! its environment holds, for tests that check nothing is left behind; Linux `/proc`.
 
 use std::time::{Duration, Instant};
 
@@ -68,4 +69,39 @@ pub fn descendants(pid: u32) -> Vec<(u32, String)> {
         }
     }
     found
+}
+
+/// The session of the process `pid` (the pid of the process that called `setsid`), if it runs;
+/// Linux `/proc`.
+pub fn session_id(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name: state, parent, process group, session.
+    stat.rsplit(')')
+        .next()?
+        .split_whitespace()
+        .nth(3)?
+        .parse()
+        .ok()
+}
+
+/// The value of the variable `name` in the environment of the process `pid` (as it started, or
+/// as it changed it in place), if it can be read; Linux `/proc`.
+pub fn environment_var(pid: u32, name: &str) -> Option<String> {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    environ.split(|&b| b == 0).find_map(|entry| {
+        let value = entry.strip_prefix(name.as_bytes())?.strip_prefix(b"=")?;
+        Some(String::from_utf8_lossy(value).into_owned())
+    })
+}
+
+/// Every living process whose environment holds `name=value` (those this user may read);
+/// Linux `/proc`.
+pub fn processes_with(name: &str, value: &str) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| environment_var(pid, name).is_some_and(|v| v == value) && process_alive(pid))
+        .collect()
 }

@@ -5,10 +5,12 @@
 //! A [`Spawn`]er starts the CLI: by default a local child ([`Local`]), or through another
 //! command ([`Wrapper`]: `sudo`, `docker exec`, `ssh`). The local process runs in its own
 //! process group with stderr drained into a bounded buffer, and shuts down without leaving a
-//! zombie or an orphan. The transcript module reads and writes the one transcript format:
-//! every line in both directions, the account email redacted.
+//! zombie or an orphan: on Linux not even one that left the group, found by the tag in its
+//! environment ([`PROCESS_TAG_VAR`]). The transcript module reads and writes the one
+//! transcript format: every line in both directions, the account email redacted.
 
 mod codec;
+mod descendants;
 mod launch;
 mod process;
 mod sessions;
@@ -21,6 +23,7 @@ pub use crate::codec::{
     decode_bytes, decode_frame, decode_line, encode_line, BadLine, BadLineReason, Frame, LineFrame,
     NdjsonCodec, DEFAULT_MAX_LINE,
 };
+pub use crate::descendants::PROCESS_TAG_VAR;
 pub use crate::launch::{
     cli_version, find_claude, search_locations, CliVersion, Delivery, GitIdentity, Launch,
     LaunchError, SdkServer, Thinking, CLAUDE_BIN_VAR, ENTRYPOINT,

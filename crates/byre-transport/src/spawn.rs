@@ -13,7 +13,9 @@ use std::process::{ExitStatus, Stdio};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::process::{Child, Command};
 
+use crate::descendants::{sweep, Tag, PROCESS_TAG_VAR};
 use crate::launch::{find_claude, Launch, LaunchError, CLAUDE_BIN_VAR};
+use crate::process::{signal_group, Signal};
 
 /// A boxed future, as the object-safe traits here return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -39,6 +41,10 @@ pub struct SpawnRequest<'a> {
     /// Whether a local CLI gets a watchdog that ends its process group when this process dies
     /// ([`ProcessOptions::watchdog`](crate::ProcessOptions::watchdog)).
     pub watchdog: bool,
+    /// Whether a local CLI's descendants are tagged, so that stopping it ends those that left
+    /// its process group too (Linux;
+    /// [`ProcessOptions::tag_descendants`](crate::ProcessOptions::tag_descendants)).
+    pub tag_descendants: bool,
 }
 
 impl<'a> SpawnRequest<'a> {
@@ -49,6 +55,7 @@ impl<'a> SpawnRequest<'a> {
             args: launch.args(),
             stdout_pipe_size: None,
             watchdog: true,
+            tag_descendants: true,
         }
     }
 
@@ -67,6 +74,12 @@ impl<'a> SpawnRequest<'a> {
     /// The same request with a watchdog or without.
     pub fn with_watchdog(mut self, watchdog: bool) -> Self {
         self.watchdog = watchdog;
+        self
+    }
+
+    /// The same request with the CLI's descendants tagged or not.
+    pub fn with_tag_descendants(mut self, tag: bool) -> Self {
+        self.tag_descendants = tag;
         self
     }
 }
@@ -105,10 +118,11 @@ pub trait ChildHandle: Send + fmt::Debug {
     fn try_wait(&mut self) -> io::Result<Option<ExitStatus>>;
     /// Waits for it to exit.
     fn wait(&mut self) -> BoxFuture<'_, io::Result<ExitStatus>>;
-    /// Asks it to stop (SIGTERM for a local process group).
+    /// Asks it to stop (SIGTERM for a local process group, and on Linux for every process
+    /// carrying its tag).
     fn terminate(&mut self);
-    /// Ends it and whatever it started, now (SIGKILL for a local process group). Called from
-    /// `Drop` too, so it must not block.
+    /// Ends it and whatever it started, now (SIGKILL for a local process group, and on Linux
+    /// for every process carrying its tag). Called from `Drop` too, so it must not wait.
     fn kill(&mut self);
 }
 
@@ -153,8 +167,11 @@ pub trait Spawn: Send + Sync + fmt::Debug {
 /// Shutdown: stdin is closed, the CLI gets [`exit_grace`](crate::ProcessOptions::exit_grace)
 /// to exit by itself, then SIGTERM goes to its process group, then SIGKILL; the group is
 /// killed once the CLI has exited and when the handle is dropped, so no tool it started is left
-/// behind (a tool that moved itself to another process group, as a daemon does, is out of
-/// reach).
+/// behind. On Linux each signal also goes to every process that carries the CLI's tag
+/// ([`PROCESS_TAG_VAR`](crate::PROCESS_TAG_VAR)) and to the group each of them leads, so a tool
+/// that moved itself to another process group or session (`setsid`, a daemonising server) is
+/// ended too, unless it also dropped the tag from its environment. Elsewhere such a tool is out
+/// of reach.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Local;
 
@@ -178,7 +195,10 @@ impl Spawn for Local {
 /// or on a remote host). Nothing of the environment's values is put on the command line.
 ///
 /// The wrapper is a local child process in its own process group, stopped as [`Local`] stops
-/// the CLI, so the guarantees hold for whatever stays in that group. Per wrapper:
+/// the CLI, so the guarantees hold for whatever stays in that group, and on Linux for whatever
+/// keeps the wrapper's tag (a wrapper that passes its environment on, as `env` and `nice` do,
+/// tags the CLI and its tools; `docker exec` and `ssh` start nothing locally but the client).
+/// Per wrapper:
 /// - [`Wrapper::new`] (`env`, `nice`, `sudo`, a script that `exec`s): the working directory
 ///   and the environment are the wrapper's, which passes them on. A wrapper that changes user
 ///   (`sudo -u other`) may keep byre from signalling the CLI: stopping then rests on the CLI
@@ -392,6 +412,11 @@ pub(crate) fn spawn_local(
             None => command.env_remove(name),
         };
     }
+    // Only where it can be searched for.
+    let tag = (request.tag_descendants && cfg!(target_os = "linux")).then(Tag::new);
+    if let Some(tag) = &tag {
+        command.env(PROCESS_TAG_VAR, tag.value());
+    }
     let mut child = command.spawn().map_err(|source| LaunchError::Spawn {
         path: program.clone(),
         source,
@@ -407,7 +432,7 @@ pub(crate) fn spawn_local(
         crate::process::resize_pipe(&stdout, size);
     }
     let watchdog = match request.watchdog {
-        true => watchdog(pid),
+        true => watchdog(pid, tag.as_ref().map(Tag::value)),
         false => None,
     };
     let stderr = child.stderr.take().map(|e| Box::new(e) as CliOutput);
@@ -418,23 +443,53 @@ pub(crate) fn spawn_local(
         child: Box::new(LocalChild {
             child,
             pid,
+            tag: tag.map(|tag| tag.started(pid)),
+            swept: false,
             _watchdog: watchdog,
         }),
         argv,
     })
 }
 
-/// What the watchdog runs: it waits for the end of its input (the write end is this process's
+/// What the watchdog runs. It waits for the end of its input (the write end is this process's
 /// alone, so the end comes when this process exits, however it dies, SIGKILL included), then
-/// ends the process group it belongs to, the CLI's: SIGTERM, and SIGKILL two seconds later.
-const WATCHDOG_SCRIPT: &str =
-    "while read -r _; do :; done; kill -TERM -\"$1\"; sleep 2; kill -KILL -\"$1\"";
+/// ends the process group it belongs to, the CLI's: SIGTERM, and SIGKILL two seconds later,
+/// itself last (it ignores SIGTERM to get there). On Linux each signal also goes to every
+/// process whose environment holds `$BYRE_WATCHDOG_SWEEP` (the CLI's tag entry) and to the
+/// group each leads but the CLI's own (ended last, with the watchdog); after SIGKILL it looks
+/// again while a look finds a process it has not signalled yet (at most 8 times), as `sweep`
+/// in `descendants.rs` does.
+#[cfg(unix)]
+const WATCHDOG_SCRIPT: &str = concat!(
+    "trap '' TERM\n",
+    "group=$1 seen=\n",
+    "sweep() {\n",
+    "  [ -n \"$BYRE_WATCHDOG_SWEEP\" ] || return 1\n",
+    // grep fails for a process that ended since the list was made, so its status says little.
+    "  found=$(grep -lszxF \"$BYRE_WATCHDOG_SWEEP\" /proc/[0-9]*/environ)\n",
+    "  new=1\n",
+    "  for f in $found; do\n",
+    "    p=${f#/proc/}; p=${p%/environ}\n",
+    // The CLI's group, the watchdog's own, goes last.
+    "    [ \"$p\" = \"$group\" ] && continue\n",
+    "    kill -\"$1\" -\"$p\" \"$p\" 2>/dev/null\n",
+    "    case \" $seen \" in *\" $p \"*) ;; *) seen=\"$seen $p\"; new=0 ;; esac\n",
+    "  done\n",
+    "  return $new\n",
+    "}\n",
+    "while read -r _; do :; done\n",
+    "kill -TERM -\"$group\"; sweep TERM\n",
+    "sleep 2\n",
+    "seen=; n=0; while [ $n -lt 8 ] && sweep KILL; do n=$((n + 1)); done\n",
+    "kill -KILL -\"$group\"\n",
+);
 
 /// Starts the watchdog of the process group `pgid`, in that group (so that stopping the group
-/// stops it too, and the group's id cannot be reused while it runs). `None` where it cannot
-/// start (no `/bin/sh`, or the CLI already exited): the CLI then runs without one.
+/// stops it too, and the group's id cannot be reused while it runs), sweeping for `tag` too.
+/// `None` where it cannot start (no `/bin/sh`, or the CLI already exited): the CLI then runs
+/// without one.
 #[cfg(unix)]
-fn watchdog(pgid: u32) -> Option<Watchdog> {
+fn watchdog(pgid: u32, tag: Option<&str>) -> Option<Watchdog> {
     if pgid == 0 {
         return None;
     }
@@ -447,6 +502,11 @@ fn watchdog(pgid: u32) -> Option<Watchdog> {
         .stderr(Stdio::null())
         .kill_on_drop(true)
         .process_group(i32::try_from(pgid).ok()?);
+    // Under another name than the tag's, so that the watchdog does not find itself.
+    match tag {
+        Some(tag) => command.env(WATCHDOG_SWEEP_VAR, format!("{PROCESS_TAG_VAR}={tag}")),
+        None => command.env_remove(WATCHDOG_SWEEP_VAR),
+    };
     match command.spawn() {
         Ok(mut child) => {
             let input = child.stdin.take()?;
@@ -460,8 +520,12 @@ fn watchdog(pgid: u32) -> Option<Watchdog> {
     }
 }
 
+/// The watchdog's variable for the tag's environment entry.
+#[cfg(unix)]
+const WATCHDOG_SWEEP_VAR: &str = "BYRE_WATCHDOG_SWEEP";
+
 #[cfg(not(unix))]
-fn watchdog(_pgid: u32) -> Option<Watchdog> {
+fn watchdog(_pgid: u32, _tag: Option<&str>) -> Option<Watchdog> {
     None
 }
 
@@ -473,12 +537,37 @@ struct Watchdog {
 }
 
 /// A local child leading its own process group.
-#[derive(Debug)]
 struct LocalChild {
     child: Child,
     pid: u32,
+    /// The value of [`PROCESS_TAG_VAR`] its descendants carry (Linux, unless turned off).
+    tag: Option<Tag>,
+    /// Whether a sweep found no process with the tag: none can appear after that, as only a
+    /// tagged process starts one.
+    swept: bool,
     /// Ends the group if this process dies without stopping it (killed with the group).
     _watchdog: Option<Watchdog>,
+}
+
+impl LocalChild {
+    /// Sends `signal` to every process carrying the tag, until one sweep finds none.
+    fn sweep(&mut self, signal: Signal) {
+        if let (Some(tag), false) = (&self.tag, self.swept) {
+            self.swept = sweep(tag, signal) == 0;
+        }
+    }
+}
+
+impl fmt::Debug for LocalChild {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The tag is not a secret, but nothing to print either.
+        f.debug_struct("LocalChild")
+            .field("child", &self.child)
+            .field("pid", &self.pid)
+            .field("tagged", &self.tag.is_some())
+            .field("watchdog", &self._watchdog.is_some())
+            .finish()
+    }
 }
 
 impl ChildHandle for LocalChild {
@@ -495,12 +584,14 @@ impl ChildHandle for LocalChild {
     }
 
     fn terminate(&mut self) {
-        crate::process::signal_group(self.pid, crate::process::Signal::Term);
+        signal_group(self.pid, Signal::Term);
+        self.sweep(Signal::Term);
     }
 
     fn kill(&mut self) {
         // The leader is killed by `kill_on_drop` too, and tokio reaps it.
-        crate::process::signal_group(self.pid, crate::process::Signal::Kill);
+        signal_group(self.pid, Signal::Kill);
+        self.sweep(Signal::Kill);
     }
 }
 

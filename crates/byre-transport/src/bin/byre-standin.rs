@@ -9,6 +9,12 @@
 //!   separated by `\r` and no newline at all.
 //! - `--grandchild`: start a long `sleep` in the same process group and print its pid on
 //!   stderr as `grandchild <pid>`.
+//! - `--daemon SCRIPT`: start `sh -c SCRIPT` in a session of its own (`setsid`), its stdio on
+//!   `/dev/null`, and print its pid on stderr as `daemon <pid>`.
+//! - `--host ARGS...` (first): be a host instead, as a program using byre-transport is: start
+//!   another stand-in with `ARGS` as a `CliProcess` with the default options (a watchdog, a
+//!   tag), print its pid on stderr as `cli <pid>` and each of its stderr lines after it, and
+//!   wait until killed, never stopping it.
 //! - `--exit-early CODE`: write `--message` on stderr and exit with CODE before any stdout.
 //! - `--message TEXT`: the stderr text for `--exit-early`.
 //! - `--ignore-eof`: keep running after stdin closes.
@@ -29,6 +35,9 @@ use std::time::Duration;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "--host") {
+        return host(&args[1..]);
+    }
     let value = |flag: &str| {
         args.iter()
             .position(|a| a == flag)
@@ -62,6 +71,19 @@ fn main() {
     if has("--grandchild") {
         if let Ok(child) = std::process::Command::new("sleep").arg("300").spawn() {
             eprintln!("grandchild {}", child.id());
+        }
+    }
+    if let Some(script) = value("--daemon") {
+        // setsid(1) calls setsid(2) itself, without forking, in a process that leads no group.
+        let daemon = std::process::Command::new("setsid")
+            .args(["sh", "-c", &script])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        match daemon {
+            Ok(child) => eprintln!("daemon {}", child.id()),
+            Err(e) => eprintln!("no daemon: {e}"),
         }
     }
     let lines = read_stdin();
@@ -107,6 +129,29 @@ fn main() {
     while has("--ignore-eof") {
         std::thread::sleep(Duration::from_secs(1));
     }
+}
+
+/// Starts a stand-in with `args` as a [`CliProcess`](byre_transport::CliProcess) and holds it
+/// until this process is killed.
+fn host(args: &[String]) {
+    use byre_transport::{CliProcess, Launch, ProcessOptions};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let options = ProcessOptions {
+            on_stderr_line: Some(std::sync::Arc::new(|line: &str| eprintln!("{line}"))),
+            ..ProcessOptions::default()
+        };
+        let program = std::env::current_exe().expect("the stand-in's own path");
+        let args = args.iter().map(Into::into).collect();
+        let process = CliProcess::spawn_args(&program, args, &Launch::new(), options)
+            .expect("the stand-in starts");
+        eprintln!("cli {}", process.pid());
+        std::future::pending::<()>().await;
+        drop(process);
+    });
 }
 
 /// Reads stdin lines on a thread until EOF; the receiver ends with it.

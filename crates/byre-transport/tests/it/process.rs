@@ -1,12 +1,12 @@
-//! The process: stderr draining, shutdown, no orphans, early exits; with the stand-in CLI and
-//! the real one.
+//! The process: stderr draining, shutdown, no orphans (not even a daemon in a session of its
+//! own), early exits; with the stand-in CLI and the real one.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use byre_transport::{
     decode_frame, decode_line, CliProcess, Frame, Launch, LaunchError, LineFrame, NdjsonCodec,
-    ProcessOptions, Stopped,
+    ProcessOptions, Stopped, PROCESS_TAG_VAR,
 };
 use futures::StreamExt;
 use tokio::io::AsyncWriteExt;
@@ -370,4 +370,227 @@ async fn the_stdout_pipe_is_widened_as_asked() {
     for process in [default, wide, untouched] {
         process.shutdown().await.expect("it stops");
     }
+}
+
+/// Grace periods that a loaded machine does not outrun: the stand-in ends as told.
+#[cfg(target_os = "linux")]
+fn patient() -> ProcessOptions {
+    ProcessOptions {
+        exit_grace: Duration::from_secs(20),
+        term_grace: Duration::from_secs(20),
+        ..ProcessOptions::default()
+    }
+}
+
+/// Waits for `pid` to be gone, with room for a loaded machine; whether it went.
+#[cfg(target_os = "linux")]
+async fn ended(pid: u32) -> bool {
+    byre_testkit::process_gone(pid, Duration::from_secs(10)).await
+}
+
+/// The daemon the stand-in started (`--daemon`), once it runs in a session of its own, and the
+/// tag of the stand-in's environment.
+#[cfg(target_os = "linux")]
+async fn daemon(process: &CliProcess) -> (u32, String) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let pid = process
+            .stderr()
+            .text()
+            .lines()
+            .find_map(|l| l.strip_prefix("daemon ")?.trim().parse::<u32>().ok());
+        // setsid(1) may not have called setsid(2) yet.
+        if let Some(pid) = pid.filter(|&pid| byre_testkit::session_id(pid) == Some(pid)) {
+            let tag = byre_testkit::environment_var(process.pid(), PROCESS_TAG_VAR)
+                .expect("the CLI carries a tag");
+            return (pid, tag);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no daemon in its own session: {:?}",
+            process.stderr().text()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The living descendants of `pid` whose command line holds `text`, once there are `n`.
+#[cfg(target_os = "linux")]
+async fn running_under(pid: u32, text: &str, n: usize) -> Vec<u32> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let found: Vec<u32> = byre_testkit::descendants(pid)
+            .into_iter()
+            .filter(|(_, cmd)| cmd.contains(text))
+            .map(|(pid, _)| pid)
+            .collect();
+        if found.len() >= n {
+            return found;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{text:?} under {pid}: {:?}",
+            byre_testkit::descendants(pid)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Waits for every process carrying `tag` to be gone; panics with those left.
+#[cfg(target_os = "linux")]
+async fn no_process_with(tag: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = byre_testkit::processes_with(PROCESS_TAG_VAR, tag);
+        if left.is_empty() {
+            return;
+        }
+        let cmdline = |pid| std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        assert!(
+            std::time::Instant::now() < deadline,
+            "left with the tag: {:?}",
+            left.iter()
+                .map(|&pid| (
+                    pid,
+                    String::from_utf8_lossy(&cmdline(pid)).replace('\0', " ")
+                ))
+                .collect::<Vec<_>>()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn shutdown_ends_a_daemon_that_left_the_group() {
+    let process = spawn(&["--daemon", "exec sleep 300"], patient());
+    let (daemon, tag) = daemon(&process).await;
+    let exit = process.shutdown().await.unwrap();
+    assert_eq!(exit.stopped, Stopped::Exited);
+    assert!(ended(daemon).await, "the daemon {daemon} was left running");
+    no_process_with(&tag).await;
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn terminate_ends_a_daemon_and_its_children_that_ignore_sigterm() {
+    let process = spawn(
+        &[
+            "--ignore-eof",
+            "--daemon",
+            "trap '' TERM; sleep 300 & sleep 301 & wait",
+        ],
+        patient(),
+    );
+    let (daemon, tag) = daemon(&process).await;
+    let children = running_under(daemon, "sleep 30", 2).await;
+    let exit = process.terminate().await.unwrap();
+    assert_eq!(exit.stopped, Stopped::Terminated);
+    for pid in children.into_iter().chain([daemon]) {
+        assert!(ended(pid).await, "{pid} was left running");
+    }
+    no_process_with(&tag).await;
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn dropping_the_handle_ends_a_daemon() {
+    let process = spawn(&["--ignore-eof", "--daemon", "exec sleep 300"], quick());
+    let (daemon, tag) = daemon(&process).await;
+    drop(process);
+    assert!(ended(daemon).await, "the daemon {daemon} survived the drop");
+    no_process_with(&tag).await;
+}
+
+/// A process in the daemon's group that dropped the tag goes with the group the daemon leads.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_group_a_daemon_leads_goes_too() {
+    let script = format!("env -u {PROCESS_TAG_VAR} sleep 300 & exec sleep 301");
+    let process = spawn(&["--daemon", &script], quick());
+    let (daemon, tag) = daemon(&process).await;
+    let untagged = running_under(daemon, "sleep 300", 1).await[0];
+    // Let `env` run sleep (the tag goes at its exec).
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while byre_testkit::environment_var(untagged, PROCESS_TAG_VAR).is_some() {
+        assert!(std::time::Instant::now() < deadline, "env never ran sleep");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    process.shutdown().await.unwrap();
+    assert!(ended(daemon).await, "the daemon {daemon} was left running");
+    assert!(
+        ended(untagged).await,
+        "{untagged} in the daemon's group was left"
+    );
+    no_process_with(&tag).await;
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn each_cli_has_a_tag_of_its_own_unless_turned_off() {
+    let (a, b) = (spawn(&[], quick()), spawn(&[], quick()));
+    let tag = |p: &CliProcess| byre_testkit::environment_var(p.pid(), PROCESS_TAG_VAR);
+    let (tag_a, tag_b) = (tag(&a).unwrap(), tag(&b).unwrap());
+    assert_ne!(tag_a, tag_b);
+    assert!(tag_a.len() >= 32, "{tag_a}");
+    assert!(!format!("{a:?}").contains(&tag_a), "{a:?}");
+    let untagged = ProcessOptions {
+        tag_descendants: false,
+        ..quick()
+    };
+    let c = spawn(&[], untagged);
+    assert_eq!(tag(&c), None);
+    for process in [a, b, c] {
+        process.shutdown().await.unwrap();
+    }
+}
+
+/// A host killed with SIGKILL: its watchdog ends the CLI's group, SIGKILL included for a CLI
+/// and a grandchild that ignore SIGTERM, and the daemon the CLI started in a session of its own.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_watchdog_of_a_killed_host_ends_everything_the_cli_started() {
+    use tokio::io::AsyncBufReadExt;
+    let mut host = tokio::process::Command::new(standin())
+        .args(["--host", "--ignore-eof", "--ignore-term", "--grandchild"])
+        .args(["--daemon", "trap '' TERM; exec sleep 300"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the host starts");
+    let mut lines = tokio::io::BufReader::new(host.stderr.take().unwrap()).lines();
+    let (mut cli, mut grandchild, mut daemon) = (None, None, None);
+    let pid = |line: &str, prefix: &str| line.strip_prefix(prefix)?.trim().parse::<u32>().ok();
+    while cli.is_none() || grandchild.is_none() || daemon.is_none() {
+        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+            .await
+            .expect("the host says what runs")
+            .unwrap()
+            .expect("the host runs on");
+        cli = cli.or(pid(&line, "cli "));
+        grandchild = grandchild.or(pid(&line, "grandchild "));
+        daemon = daemon.or(pid(&line, "daemon "));
+    }
+    let (cli, grandchild, daemon) = (cli.unwrap(), grandchild.unwrap(), daemon.unwrap());
+    let tag = byre_testkit::environment_var(cli, PROCESS_TAG_VAR).expect("the CLI's tag");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while byre_testkit::session_id(daemon) != Some(daemon) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no daemon in its own session"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    host.start_kill().expect("the host takes SIGKILL");
+    host.wait().await.expect("the host ends");
+    // The watchdog waits two seconds between SIGTERM and SIGKILL.
+    let within = Duration::from_secs(15);
+    for (what, pid) in [("CLI", cli), ("grandchild", grandchild), ("daemon", daemon)] {
+        assert!(
+            byre_testkit::process_gone(pid, within).await,
+            "the {what} {pid} outlived its host"
+        );
+    }
+    no_process_with(&tag).await;
 }

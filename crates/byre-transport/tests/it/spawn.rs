@@ -1,5 +1,6 @@
 //! Spawners: the command lines `Wrapper` builds, and that byre's shutdown guarantees hold
-//! through a wrapper (stand-in wrappers in `testdata/wrappers`, the stand-in CLI).
+//! through a wrapper (stand-in wrappers in `testdata/wrappers`, the stand-in CLI), a daemon's
+//! included.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -236,5 +237,49 @@ async fn fake_docker_and_ssh_run_the_stand_in_with_the_named_variables_only() {
             "s3cret value|sdk-byre|it's a \"test\"",
             "{spawner:?}"
         );
+    }
+}
+
+/// A daemon the CLI started in a session of its own, through a wrapper that passes its
+/// environment on: it carries the wrapper's tag, and shutdown ends it.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn through_a_wrapper_shutdown_ends_a_daemon_that_left_the_group() {
+    let (process, wrapper_pid, _) =
+        through_parent(&["--grandchild", "--daemon", "exec sleep 300"]).await;
+    let tag = byre_testkit::environment_var(wrapper_pid, byre_transport::PROCESS_TAG_VAR)
+        .expect("the wrapper carries a tag");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let daemon = loop {
+        let daemon = process
+            .stderr()
+            .text()
+            .lines()
+            .find_map(|l| l.strip_prefix("daemon ")?.trim().parse::<u32>().ok())
+            .filter(|&pid| byre_testkit::session_id(pid) == Some(pid));
+        if let Some(daemon) = daemon {
+            break daemon;
+        }
+        assert!(std::time::Instant::now() < deadline, "no daemon");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(
+        byre_testkit::environment_var(daemon, byre_transport::PROCESS_TAG_VAR).as_ref(),
+        Some(&tag)
+    );
+    process.shutdown().await.unwrap();
+    let within = Duration::from_secs(10);
+    assert!(
+        byre_testkit::process_gone(daemon, within).await,
+        "the daemon {daemon} was left running"
+    );
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let left = byre_testkit::processes_with(byre_transport::PROCESS_TAG_VAR, &tag);
+        if left.is_empty() {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "left: {left:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
