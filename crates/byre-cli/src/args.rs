@@ -74,6 +74,10 @@ pub(crate) enum Command {
     Replay {
         /// The transcript file.
         file: PathBuf,
+        /// The longest line read, in bytes (64 MiB and a little more for a transcript line's
+        /// envelope, by default); a longer line is reported and skipped.
+        #[arg(long, value_name = "BYTES")]
+        max_line_bytes: Option<usize>,
     },
 }
 

@@ -89,7 +89,13 @@ pub async fn main_with(args: impl IntoIterator<Item = OsString>, setup: Setup) -
             };
             signals::until_stopped(chat::chat(session, history, &setup)).await
         }
-        args::Command::Replay { file } => replay::replay(&file),
+        args::Command::Replay {
+            file,
+            max_line_bytes,
+        } => match max_line_bytes {
+            Some(0) => Err(errors::CliError::ZeroLineLimit),
+            limit => replay::replay(&file, limit.unwrap_or(byre_transport::TRANSCRIPT_MAX_LINE)),
+        },
         args::Command::Sessions {
             cwd,
             all,

@@ -7,11 +7,13 @@
 //! process group with stderr drained into a bounded buffer, and shuts down without leaving a
 //! zombie or an orphan: on Linux not even one that left the group, found by the tag in its
 //! environment ([`PROCESS_TAG_VAR`]). The transcript module reads and writes the one
-//! transcript format: every line in both directions, the account email redacted.
+//! transcript format: every line in both directions, the account email redacted; it reads a
+//! file a line at a time, with the codec's framing over a blocking reader ([`LineReader`]).
 
 mod codec;
 mod descendants;
 mod launch;
+mod lines;
 mod process;
 mod sessions;
 mod spawn;
@@ -28,6 +30,7 @@ pub use crate::launch::{
     cli_version, find_claude, search_locations, CliVersion, Delivery, GitIdentity, Launch,
     LaunchError, SdkServer, Thinking, CLAUDE_BIN_VAR, ENTRYPOINT,
 };
+pub use crate::lines::LineReader;
 pub use crate::process::{
     exit_hint, CliProcess, ExitInfo, ProcessOptions, StderrCallback, StderrTail, Stopped,
     STDERR_LINE_LIMIT,
@@ -42,6 +45,6 @@ pub use crate::spawn::{
 };
 pub use crate::transcript::{
     read_transcript, transcript_cli_version, TranscriptDir, TranscriptError, TranscriptKind,
-    TranscriptLine, TranscriptReader, TranscriptWriter, REDACTED,
+    TranscriptLine, TranscriptReader, TranscriptWriter, REDACTED, TRANSCRIPT_MAX_LINE,
 };
 pub use crate::worktrees::{worktrees, GIT_TIMEOUT};

@@ -19,6 +19,11 @@
 //! once, from those bytes ([`TranscriptLine::decode`], [`TranscriptLine::decode_recv`]), or
 //! parsed into a [`Value`] when a test wants one ([`TranscriptLine::msg`]).
 //!
+//! The reader streams: a file of any size is read a line at a time, framed by the NDJSON codec
+//! ([`LineReader`]), in memory bounded by the line limit ([`TRANSCRIPT_MAX_LINE`] by default); a
+//! longer line is reported with its length and first bytes ([`TranscriptError::TooLong`]) and
+//! reading goes on at the next. [`read_transcript`] collects a whole file, for tests.
+//!
 //! The writer leaves `stream_event` lines out unless [`TranscriptWriter::keep_stream_events`]
 //! says otherwise. The account email from the `initialize` answer is replaced by `[redacted]` in
 //! that answer and everywhere it appears afterwards, inside strings too; so are the values of
@@ -34,10 +39,16 @@ use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use byre_proto::{AnyMessage, CliMessage, ControlResponseBody, DecodeError, Direction};
+use byre_proto::{
+    AnyMessage, CliMessage, ControlResponseBody, DecodeError, Direction, HostMessage,
+};
+use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
+
+use crate::codec::{BadLine, LineFrame, DEFAULT_MAX_LINE};
+use crate::lines::LineReader;
 
 /// What replaces the account email.
 pub const REDACTED: &str = "[redacted]";
@@ -190,38 +201,39 @@ impl TranscriptLine {
 
     /// [`TranscriptLine::parse`] for a line's bytes.
     pub fn from_slice(line: &[u8]) -> Result<TranscriptLine, TranscriptError> {
-        let bad = |reason: String| TranscriptError::BadLine { line: 0, reason };
-        let entry: Entry<'_> =
-            serde_json::from_slice(line).map_err(|e| bad(format!("not a transcript line: {e}")))?;
-        let dir = match &*entry.dir {
-            "send" => TranscriptDir::Send,
-            "recv" => TranscriptDir::Recv,
-            "note" => TranscriptDir::Note,
-            other => return Err(bad(format!("unknown dir {other:?}"))),
+        let (dir, t, held) = read_entry(line)?;
+        let (kind, raw) = match held {
+            Held::Msg(msg) => (TranscriptKind::Msg, msg.get().to_owned()),
+            Held::Raw(raw) => (TranscriptKind::Raw, raw),
+            Held::Note(note) => (TranscriptKind::Note, note),
         };
-        let (kind, raw) = match (entry.msg, entry.raw, entry.note) {
-            (Some(msg), None, None) => (TranscriptKind::Msg, msg.get().to_owned()),
-            (None, Some(raw), None) => (TranscriptKind::Raw, raw),
-            (None, None, Some(note)) => (TranscriptKind::Note, note),
-            _ => {
-                return Err(bad(
-                    "a transcript line holds exactly one of msg, raw and note".into(),
-                ))
-            }
+        Ok(TranscriptLine { dir, t, kind, raw })
+    }
+
+    /// Reads one transcript line, as [`TranscriptLine::from_slice`] does, and decodes its
+    /// message straight from the line's bytes, as [`TranscriptLine::decode`] does, without
+    /// copying it first: in a message of 1 MiB or more, a text that is most of it shares the
+    /// line's memory (see [`CliMessage::from_bytes`]). `None` for notes and raw lines.
+    // `decode`'s answer with the message's direction, inside the line's own result.
+    #[allow(clippy::type_complexity)]
+    pub fn decode_bytes(
+        line: &Bytes,
+    ) -> Result<Option<(Direction, Result<AnyMessage, DecodeError>)>, TranscriptError> {
+        let (dir, _, held) = read_entry(line)?;
+        let Held::Msg(msg) = held else {
+            return Ok(None);
         };
-        if (dir == TranscriptDir::Note) != (kind == TranscriptKind::Note) {
-            return Err(bad(format!(
-                "a {} line cannot hold {}",
-                dir.as_str(),
-                kind.as_str()
-            )));
-        }
-        Ok(TranscriptLine {
-            dir,
-            t: entry.t.unwrap_or(0.0),
-            kind,
-            raw,
-        })
+        let text = line.slice_ref(msg.get().as_bytes());
+        Ok(Some(match dir {
+            TranscriptDir::Send => (
+                Direction::Send,
+                HostMessage::from_bytes(&text).map(AnyMessage::Send),
+            ),
+            _ => (
+                Direction::Recv,
+                CliMessage::from_bytes(&text).map(AnyMessage::Recv),
+            ),
+        }))
     }
 }
 
@@ -246,6 +258,49 @@ struct Entry<'a> {
     note: Option<String>,
 }
 
+/// What a transcript line holds, the message borrowed as its exact text.
+enum Held<'a> {
+    Msg(&'a RawValue),
+    Raw(String),
+    Note(String),
+}
+
+/// Reads one transcript line: its direction, its time (0 when it has none) and what it holds.
+fn read_entry(line: &[u8]) -> Result<(TranscriptDir, f64, Held<'_>), TranscriptError> {
+    let bad = |reason: String| TranscriptError::BadLine { line: 0, reason };
+    let entry: Entry<'_> =
+        serde_json::from_slice(line).map_err(|e| bad(format!("not a transcript line: {e}")))?;
+    let dir = match &*entry.dir {
+        "send" => TranscriptDir::Send,
+        "recv" => TranscriptDir::Recv,
+        "note" => TranscriptDir::Note,
+        other => return Err(bad(format!("unknown dir {other:?}"))),
+    };
+    let held = match (entry.msg, entry.raw, entry.note) {
+        (Some(msg), None, None) => Held::Msg(msg),
+        (None, Some(raw), None) => Held::Raw(raw),
+        (None, None, Some(note)) => Held::Note(note),
+        _ => {
+            return Err(bad(
+                "a transcript line holds exactly one of msg, raw and note".into(),
+            ))
+        }
+    };
+    let kind = match held {
+        Held::Msg(_) => TranscriptKind::Msg,
+        Held::Raw(_) => TranscriptKind::Raw,
+        Held::Note(_) => TranscriptKind::Note,
+    };
+    if (dir == TranscriptDir::Note) != (kind == TranscriptKind::Note) {
+        return Err(bad(format!(
+            "a {} line cannot hold {}",
+            dir.as_str(),
+            kind.as_str()
+        )));
+    }
+    Ok((dir, entry.t.unwrap_or(0.0), held))
+}
+
 /// Why a transcript could not be read.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -266,19 +321,31 @@ pub enum TranscriptError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A line is longer than the reader's limit: discarded as it was read, without being kept.
+    #[error("line {line}: {bad}; it starts {:?}", bad.head)]
+    TooLong {
+        /// Its number, from 1.
+        line: usize,
+        /// Its length and first bytes, and the limit.
+        bad: BadLine,
+    },
 }
 
-/// Reads a transcript line by line: every non-blank line, parsed with
-/// [`TranscriptLine::from_slice`], an error naming its line number. After a read error it
-/// ends.
+/// The longest transcript line a [`TranscriptReader`] reads by default: a message as long as
+/// the codec's default limit ([`DEFAULT_MAX_LINE`]) lets through, with room for the `dir`, `t`
+/// and key around it.
+pub const TRANSCRIPT_MAX_LINE: usize = DEFAULT_MAX_LINE + 64 * 1024;
+
+/// Reads a transcript line by line, in bounded memory: every non-blank line, parsed with
+/// [`TranscriptLine::from_slice`], an error naming its line number. Lines are framed by
+/// [`LineReader`] (the NDJSON codec's rules); a line longer than the limit
+/// ([`TRANSCRIPT_MAX_LINE`] unless [`TranscriptReader::max_line`] says otherwise) is a
+/// [`TranscriptError::TooLong`] with its length and first bytes, discarded as it is read. After
+/// a bad line reading goes on; after a read error it ends.
 #[derive(Debug)]
 pub struct TranscriptReader<R> {
-    input: R,
+    lines: LineReader<R>,
     path: PathBuf,
-    /// The number of the last line read.
-    line: usize,
-    buf: Vec<u8>,
-    done: bool,
 }
 
 impl TranscriptReader<BufReader<File>> {
@@ -289,7 +356,7 @@ impl TranscriptReader<BufReader<File>> {
             path: path.to_path_buf(),
             source,
         })?;
-        let mut reader = TranscriptReader::new(BufReader::new(file));
+        let mut reader = TranscriptReader::new(BufReader::with_capacity(READ_BUFFER, file));
         reader.path = path.to_path_buf();
         Ok(reader)
     }
@@ -299,17 +366,26 @@ impl<R: BufRead> TranscriptReader<R> {
     /// Reads a transcript from `input`.
     pub fn new(input: R) -> Self {
         TranscriptReader {
-            input,
+            lines: LineReader::new(input, TRANSCRIPT_MAX_LINE),
             path: PathBuf::new(),
-            line: 0,
-            buf: Vec::new(),
-            done: false,
         }
+    }
+
+    /// Reads lines of at most `max_line` bytes (without their line end) instead. Set it before
+    /// reading: it starts the framing afresh.
+    pub fn max_line(mut self, max_line: usize) -> Self {
+        debug_assert_eq!(
+            self.lines.line_number(),
+            0,
+            "the limit is set before reading"
+        );
+        self.lines = LineReader::new(self.lines.into_input(), max_line);
+        self
     }
 
     /// The number (from 1) of the line the last item came from; 0 before the first.
     pub fn line_number(&self) -> usize {
-        self.line
+        self.lines.line_number()
     }
 }
 
@@ -317,34 +393,22 @@ impl<R: BufRead> Iterator for TranscriptReader<R> {
     type Item = Result<TranscriptLine, TranscriptError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        while !self.done {
-            self.buf.clear();
-            match self.input.read_until(b'\n', &mut self.buf) {
-                Ok(0) => self.done = true,
-                Ok(_) => {
-                    self.line += 1;
-                    let line = self.buf.trim_ascii();
-                    if line.is_empty() {
-                        continue;
-                    }
-                    return Some(TranscriptLine::from_slice(line).map_err(|e| match e {
-                        TranscriptError::BadLine { reason, .. } => TranscriptError::BadLine {
-                            line: self.line,
-                            reason,
-                        },
-                        other => other,
-                    }));
+        let frame = self.lines.next()?;
+        let line = self.lines.line_number();
+        let item = match frame {
+            Ok(LineFrame::Line(bytes)) => TranscriptLine::from_slice(&bytes).map_err(|e| match e {
+                TranscriptError::BadLine { reason, .. } => {
+                    TranscriptError::BadLine { line, reason }
                 }
-                Err(source) => {
-                    self.done = true;
-                    return Some(Err(TranscriptError::Io {
-                        path: self.path.clone(),
-                        source,
-                    }));
-                }
-            }
-        }
-        None
+                other => other,
+            }),
+            Ok(LineFrame::BadLine(bad)) => Err(TranscriptError::TooLong { line, bad }),
+            Err(source) => Err(TranscriptError::Io {
+                path: self.path.clone(),
+                source,
+            }),
+        };
+        Some(item)
     }
 }
 
@@ -365,13 +429,15 @@ pub fn transcript_cli_version(path: impl AsRef<Path>) -> io::Result<Option<Strin
         #[serde(default)]
         claude_code_version: Option<String>,
     }
-    let mut input = BufReader::new(File::open(path)?);
-    let mut buf = Vec::new();
-    while input.read_until(b'\n', &mut buf)? > 0 {
-        let line = buf.trim_ascii();
+    let input = BufReader::with_capacity(READ_BUFFER, File::open(path)?);
+    // Over-long lines are skipped: an init is far shorter than the limit.
+    for frame in LineReader::new(input, TRANSCRIPT_MAX_LINE) {
+        let LineFrame::Line(line) = frame? else {
+            continue;
+        };
         // A quick look first: most lines are not an init.
-        if memchr::memmem::find(line, b"\"init\"").is_some() {
-            let message = TranscriptLine::from_slice(line)
+        if memchr::memmem::find(&line, b"\"init\"").is_some() {
+            let message = TranscriptLine::from_slice(&line)
                 .ok()
                 .filter(|l| l.is_recv());
             let init = message.as_ref().and_then(|m| {
@@ -383,7 +449,6 @@ pub fn transcript_cli_version(path: impl AsRef<Path>) -> io::Result<Option<Strin
                 return Ok(init.claude_code_version);
             }
         }
-        buf.clear();
     }
     Ok(None)
 }
@@ -624,6 +689,9 @@ fn string_values(value: &Value) -> impl Iterator<Item = &str> {
         .flat_map(|o| o.values())
         .filter_map(Value::as_str)
 }
+
+/// The capacity of a file's read buffer.
+const READ_BUFFER: usize = 64 * 1024;
 
 fn trim(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{byre_in, output, Offline};
+use crate::support::{byre_in, output, peak_rss, Offline};
 
 /// `byre run --claude byre-hostile ARGS...` with the hostile flags `hostile`.
 async fn run_hostile(hostile: &str, args: &[&str]) -> (crate::support::Out, Duration) {
@@ -84,14 +84,6 @@ async fn a_retried_stream_leaves_only_the_final_answer_on_stdout() {
     assert!(out.stderr.contains("broke off after 12 bytes"), "{out:?}");
     assert!(out.stderr.contains("A first atte"), "{out:?}");
     assert_eq!(offline.model.message_requests().len(), 2, "the CLI retried");
-}
-
-/// The peak resident memory of process `pid` so far (`VmHWM`), in bytes.
-fn peak_rss(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -66,6 +66,15 @@ pub(crate) fn run_in(env: &ClaudeEnv, args: &[&str]) -> Command {
     byre_in(env, &all)
 }
 
+/// The peak resident memory of process `pid` so far (`VmHWM`), in bytes; `None` once it has
+/// ended.
+pub(crate) fn peak_rss(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
 /// What a finished `byre` wrote and how it ended.
 #[derive(Debug)]
 pub(crate) struct Out {

@@ -2,6 +2,7 @@
 
 mod codec;
 mod launch;
+mod lines;
 mod process;
 mod sessions;
 mod spawn;

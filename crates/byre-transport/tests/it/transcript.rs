@@ -1,6 +1,6 @@
 //! The transcript module: the writer (exact lines with their time, stream events left out or
 //! kept, raw lines and notes, email redaction, flushing) and the reader (exact message text,
-//! decoded once from it; line numbers in errors).
+//! decoded once from it; line numbers in errors; over-long lines reported and read past).
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -330,6 +330,84 @@ fn the_reader_names_the_line_it_cannot_read() {
         matches!(&missing, TranscriptError::Io { path, .. } if path.ends_with("transcript.jsonl")),
         "{missing}"
     );
+}
+
+#[test]
+fn an_over_long_line_is_reported_with_its_length_and_head_and_reading_goes_on() {
+    let send = r#"{"type":"user","message":{"role":"user","content":"hi"},"session_id":""}"#;
+    let long = format!(
+        "{{\"dir\":\"recv\",\"t\":0.2,\"msg\":{{\"type\":\"assistant\",\"pad\":\"{}\"}}}}",
+        "x".repeat(5000)
+    );
+    let text = format!(
+        "{{\"dir\":\"note\",\"note\":\"a\"}}\n\n{long}\n{{\"dir\":\"send\",\"t\":0.3,\"msg\":{send}}}\n"
+    );
+    let mut reader = TranscriptReader::new(text.as_bytes()).max_line(1024);
+    let mut read = Vec::new();
+    while let Some(item) = reader.next() {
+        read.push((reader.line_number(), item));
+    }
+    assert_eq!(read.len(), 3, "{read:?}");
+    let (3, Err(TranscriptError::TooLong { line: 3, bad })) = &read[1] else {
+        panic!("{read:?}")
+    };
+    assert_eq!(bad.len, long.len());
+    assert_eq!(bad.head, long[..80]);
+    assert_eq!(
+        bad.reason,
+        byre_transport::BadLineReason::TooLong { max: 1024 }
+    );
+    assert_eq!(
+        read[1].1.as_ref().unwrap_err().to_string(),
+        format!(
+            "line 3: bad line ({} bytes): longer than the 1024-byte limit; it starts {:?}",
+            long.len(),
+            &long[..80]
+        )
+    );
+    assert_eq!(read[2].0, 4);
+    assert_eq!(
+        read[2].1.as_ref().unwrap().msg_json(),
+        Some(send),
+        "reading goes on"
+    );
+    // The default limit takes the line.
+    let lines: Vec<TranscriptLine> = TranscriptReader::new(text.as_bytes())
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(lines.len(), 3);
+}
+
+#[test]
+fn a_message_decoded_straight_from_its_line_is_the_one_decode_gives() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/transcripts");
+    let mut files = Vec::new();
+    for version in std::fs::read_dir(root).unwrap() {
+        let version = version.unwrap().path();
+        if version.is_dir() {
+            let paths = std::fs::read_dir(version)
+                .unwrap()
+                .map(|f| f.unwrap().path());
+            files.extend(paths.filter(|p| p.extension().is_some_and(|e| e == "jsonl")));
+        }
+    }
+    assert!(files.len() > 20, "{files:?}");
+    let mut messages = 0;
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for raw in text.lines().filter(|l| !l.trim().is_empty()) {
+            let line = TranscriptLine::parse(raw).unwrap();
+            messages += usize::from(line.direction().is_some());
+            let decoded = line.decode().map(|m| m.map_err(|e| e.to_string()));
+            let straight = TranscriptLine::decode_bytes(&raw.to_owned().into()).unwrap();
+            assert_eq!(straight.as_ref().map(|s| s.0), line.direction());
+            let straight = straight.map(|(_, m)| m.map_err(|e| e.to_string()));
+            assert_eq!(straight, decoded, "{}: {raw}", file.display());
+        }
+    }
+    assert!(messages > 1000, "{messages}");
+    let not_transcript = bytes::Bytes::from_static(br#"{"type":"keep_alive"}"#);
+    assert!(TranscriptLine::decode_bytes(&not_transcript).is_err());
 }
 
 #[test]
