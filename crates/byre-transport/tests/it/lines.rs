@@ -157,8 +157,10 @@ proptest! {
                 LineFrame::BadLine(bad) => {
                     prop_assert!(physical.len() >= bad.len, "{number}: {bad:?} {input:?}");
                     let whole_head = max_line >= DecodeError::HEAD_LEN;
+                    // The head is cut at a byte count: a character cut there reads as U+FFFD.
+                    let head = bad.head.strip_suffix('\u{fffd}').unwrap_or(&bad.head);
                     prop_assert!(
-                        !whole_head || physical.contains(&bad.head),
+                        !whole_head || physical.contains(head),
                         "{number}: {bad:?} {input:?}"
                     );
                 }
