@@ -173,7 +173,7 @@ macro_rules! top_level {
             /// that type, whatever is inside it (what does not fit the model is kept as text
             /// where it sits: see [`Self::decode`]), and any other to `Unknown`.
             pub fn from_slice(line: &[u8]) -> Result<Self, DecodeError> {
-                decode_line::<$name>(line).map(|(message, _)| message)
+                decode_line::<$name>(line, &mut false)
             }
 
             /// Decodes one line as [`Self::from_slice`] does, and lists what in it did not fit
@@ -182,7 +182,7 @@ macro_rules! top_level {
             /// its JSON text in the [`Extra`](crate::Extra) of the object around it (a
             /// [`Misfit`](crate::Misfit)), and the rest of the message stays typed.
             pub fn decode(line: &[u8]) -> Result<Decoded<Self>, DecodeError> {
-                decode_line::<$name>(line).map(with_misfits)
+                with_lenient(line, decode_line::<$name>).map(with_misfits)
             }
 
             /// Decodes one line held in a [`Bytes`](bytes::Bytes), as [`Self::from_slice`]
@@ -200,7 +200,8 @@ macro_rules! top_level {
             pub fn decode_bytes(line: &bytes::Bytes) -> Result<Decoded<Self>, DecodeError> {
                 // A line the lenient decode made is decoded again as from a slice, as is one
                 // with an unknown part, so that both ways give the same message.
-                crate::text::sharing(line, decode_line::<$name>, |decoded| {
+                let decode = |line: &[u8]| with_lenient(line, decode_line::<$name>);
+                crate::text::sharing(line, decode, |decoded| {
                     decoded.as_ref().is_ok_and(|(m, lenient)| {
                         !lenient && crate::wire::FindUnknown::unknown_paths(m).is_empty()
                     })
@@ -238,16 +239,17 @@ top_level!(CliMessage);
 top_level!(HostMessage);
 
 /// Decodes one line: by the direct decoder, else strictly through serde, else (a lone surrogate)
-/// from the line with it replaced, else leniently ([`crate::wire::lenient`]). Also says whether
-/// the lenient decode made the message (only then can it hold misfits).
-fn decode_line<T: TopLevel>(line: &[u8]) -> Result<(T, bool), DecodeError> {
+/// from the line with it replaced, else leniently ([`crate::wire::lenient`]), and then sets
+/// `lenient` (only then can the message hold misfits). The flag is a parameter, not part of the
+/// result, so that the common path hands the message up as it is.
+fn decode_line<T: TopLevel>(line: &[u8], lenient: &mut bool) -> Result<T, DecodeError> {
     // Checking the whole line's UTF-8 at once (with SIMD where the CPU has it) lets the parser
     // skip the check of each string. A line that is not UTF-8 goes to the byte parser, which
     // finds where, and then to `not_a_message`, which reports it.
     let text = simdutf8::basic::from_utf8(line).ok();
     let strict = match text {
         Some(text) => match direct::<T>(text) {
-            Some(message) => return Ok((message, false)),
+            Some(message) => return Ok(message),
             None => decode_top_level::<T>(text),
         },
         None => serde_json::from_slice::<T>(line),
@@ -256,7 +258,7 @@ fn decode_line<T: TopLevel>(line: &[u8]) -> Result<(T, bool), DecodeError> {
         Ok(message) if message.untyped() => {
             return Err(DecodeError::new(DecodeErrorKind::NoType, line))
         }
-        Ok(message) => return Ok((message, false)),
+        Ok(message) => return Ok(message),
         Err(typed) => typed,
     };
     // A lone surrogate escape (what `JSON.stringify` writes for a string cut inside a surrogate
@@ -264,7 +266,7 @@ fn decode_line<T: TopLevel>(line: &[u8]) -> Result<(T, bool), DecodeError> {
     // output of the string shows it. The rewritten line has none left, so this recurses once
     // at most.
     if let Some(fixed) = crate::surrogates::well_formed(line) {
-        if let Ok(decoded) = decode_line::<T>(&fixed) {
+        if let Ok(decoded) = decode_line::<T>(&fixed, lenient) {
             return Ok(decoded);
         }
     }
@@ -273,10 +275,20 @@ fn decode_line<T: TopLevel>(line: &[u8]) -> Result<(T, bool), DecodeError> {
             if message.untyped() {
                 return Err(DecodeError::new(DecodeErrorKind::NoType, line));
             }
-            return Ok((message, true));
+            *lenient = true;
+            return Ok(message);
         }
     }
     Err(not_a_message(line, typed))
+}
+
+/// Decodes one line with `decode`, and says whether the lenient decode made it.
+fn with_lenient<T>(
+    line: &[u8],
+    decode: impl FnOnce(&[u8], &mut bool) -> Result<T, DecodeError>,
+) -> Result<(T, bool), DecodeError> {
+    let mut lenient = false;
+    decode(line, &mut lenient).map(|message| (message, lenient))
 }
 
 /// A decoded line with its misfits listed (a walk of the message, only after a lenient decode).
