@@ -197,16 +197,23 @@ macro_rules! top_level {
 
             /// Decodes one line held in a [`Bytes`](bytes::Bytes) as [`Self::from_bytes`] does,
             /// and lists what in it did not fit the model, as [`Self::decode`] does.
+            #[inline]
             pub fn decode_bytes(line: &bytes::Bytes) -> Result<Decoded<Self>, DecodeError> {
                 // A line the lenient decode made is decoded again as from a slice, as is one
                 // with an unknown part, so that both ways give the same message.
-                let decode = |line: &[u8]| with_lenient(line, decode_line::<$name>);
-                crate::text::sharing(line, decode, |decoded| {
-                    decoded.as_ref().is_ok_and(|(m, lenient)| {
-                        !lenient && crate::wire::FindUnknown::unknown_paths(m).is_empty()
+                let lenient = std::cell::Cell::new(false);
+                let decode = |line: &[u8]| {
+                    let mut made = false;
+                    let decoded = decode_line::<$name>(line, &mut made);
+                    lenient.set(made);
+                    decoded
+                };
+                let message = crate::text::sharing(line, decode, |decoded| {
+                    decoded.as_ref().is_ok_and(|m| {
+                        !lenient.get() && crate::wire::FindUnknown::unknown_paths(m).is_empty()
                     })
-                })
-                .map(with_misfits)
+                })?;
+                Ok(with_misfits((message, lenient.get())))
             }
 
             /// Decodes an already-parsed JSON value.
@@ -292,6 +299,7 @@ fn with_lenient<T>(
 }
 
 /// A decoded line with its misfits listed (a walk of the message, only after a lenient decode).
+#[inline]
 fn with_misfits<T: TopLevel>((message, lenient): (T, bool)) -> Decoded<T> {
     let misfits = match lenient {
         true => message.misfit_paths(),

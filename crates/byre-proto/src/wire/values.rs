@@ -13,21 +13,39 @@ use serde_json::{Map, Value};
 ///
 /// A field that did not fit (see [`Misfit`]) is kept here too, as its JSON text:
 /// [`Extra::misfits`]. It is not in the map, and re-encoding writes it back as it came.
-#[derive(Debug, Clone, Default, PartialEq)]
+///
+/// Every decoded object holds one, and almost none has an unknown field or a misfit: those
+/// live in a box of their own, so an `Extra` is two words, and one without them is made,
+/// moved and dropped without touching memory elsewhere.
+#[derive(Clone, Default)]
 pub struct Extra {
-    fields: Map<String, Value>,
+    rare: Rare,
     nulls: u64,
-    misfits: Misfits,
 }
 
-/// The misfits of an object: boxed, one word in every object instead of three, for what almost
-/// no line has; and dropped with an inline check for none (the box's own drop is a call, and
-/// every decoded object has an `Extra`).
+/// The unknown fields and misfits of an object, when it has any.
 #[derive(Debug, Clone, Default, PartialEq)]
-#[allow(clippy::box_collection)]
-struct Misfits(std::mem::ManuallyDrop<Option<Box<Vec<Misfit>>>>);
+struct RareBox {
+    fields: Map<String, Value>,
+    misfits: Vec<Misfit>,
+}
 
-impl Drop for Misfits {
+/// The box of an object's unknown fields and misfits, dropped and cloned with an inline check
+/// for none (a box's own drop is a call, and every decoded object has one of these).
+#[derive(Default)]
+struct Rare(std::mem::ManuallyDrop<Option<Box<RareBox>>>);
+
+impl Clone for Rare {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        match self.0.is_some() {
+            true => self.clone_some(),
+            false => Rare::default(),
+        }
+    }
+}
+
+impl Drop for Rare {
     #[inline(always)]
     fn drop(&mut self) {
         if self.0.is_some() {
@@ -36,12 +54,32 @@ impl Drop for Misfits {
     }
 }
 
-impl Misfits {
+impl Rare {
     #[cold]
     #[inline(never)]
     fn drop_some(&mut self) {
         drop(self.0.take());
     }
+
+    #[cold]
+    #[inline(never)]
+    fn clone_some(&self) -> Self {
+        Rare(std::mem::ManuallyDrop::new((*self.0).clone()))
+    }
+
+    fn get(&self) -> Option<&RareBox> {
+        self.0.as_deref()
+    }
+
+    fn get_mut(&mut self) -> &mut RareBox {
+        self.0.get_or_insert_with(Default::default)
+    }
+}
+
+/// The map an object without unknown fields reads as.
+fn no_fields() -> &'static Map<String, Value> {
+    static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(Map::new)
 }
 
 /// A field of an object that did not fit byre's model, kept as the JSON text it came in: a
@@ -68,13 +106,17 @@ impl Extra {
     }
 
     /// The unknown fields, as a map (misfits are left out: see [`Extra::misfits`]).
-    pub fn into_map(self) -> Map<String, Value> {
-        self.fields
+    pub fn into_map(mut self) -> Map<String, Value> {
+        self.rare
+            .0
+            .take()
+            .map(|rare| rare.fields)
+            .unwrap_or_default()
     }
 
     /// The fields that did not fit the model, kept as their JSON text.
     pub fn misfits(&self) -> &[Misfit] {
-        self.misfits.0.as_deref().map_or(&[], Vec::as_slice)
+        self.rare.get().map_or(&[], |rare| &rare.misfits)
     }
 
     /// The misfit with key `key`, if that field did not fit.
@@ -85,10 +127,10 @@ impl Extra {
     /// Keeps `key` as a misfit (replacing an earlier one of the same key, as a repeated key's
     /// last value wins), and drops it from the map of unknown fields.
     pub(crate) fn push_misfit(&mut self, key: String, raw: Option<&str>, why: String) {
-        self.fields.remove(&key);
-        let misfits = self.misfits.0.get_or_insert_with(Default::default);
-        misfits.retain(|m| m.key != key);
-        misfits.push(Misfit {
+        let rare = self.rare.get_mut();
+        rare.fields.remove(&key);
+        rare.misfits.retain(|m| m.key != key);
+        rare.misfits.push(Misfit {
             key,
             raw: raw.map(RawJson::from_checked),
             why,
@@ -99,8 +141,8 @@ impl Extra {
     /// dropped (the last value of a repeated key wins).
     #[inline]
     pub(crate) fn fitted(&mut self, key: &str) {
-        if let Some(misfits) = &mut *self.misfits.0 {
-            misfits.retain(|m| m.key != key);
+        if let Some(rare) = &mut *self.rare.0 {
+            rare.misfits.retain(|m| m.key != key);
         }
     }
 
@@ -110,7 +152,7 @@ impl Extra {
         match crate::wire::lenient::field::<Value>(raw) {
             Ok(value) => {
                 self.fitted(&key);
-                self.fields.insert(key, value);
+                self.rare.get_mut().fields.insert(key, value);
             }
             Err(why) => self.push_misfit(key, Some(raw), why),
         }
@@ -144,14 +186,19 @@ impl Extra {
 
 impl std::ops::Deref for Extra {
     type Target = Map<String, Value>;
+    #[inline]
     fn deref(&self) -> &Map<String, Value> {
-        &self.fields
+        match self.rare.get() {
+            Some(rare) => &rare.fields,
+            None => no_fields(),
+        }
     }
 }
 
+/// Borrowing the map mutably makes room for it (a box), even if nothing is put in.
 impl std::ops::DerefMut for Extra {
     fn deref_mut(&mut self) -> &mut Map<String, Value> {
-        &mut self.fields
+        &mut self.rare.get_mut().fields
     }
 }
 
@@ -159,16 +206,40 @@ impl<'a> IntoIterator for &'a Extra {
     type Item = (&'a String, &'a Value);
     type IntoIter = serde_json::map::Iter<'a>;
     fn into_iter(self) -> Self::IntoIter {
-        self.fields.iter()
+        std::ops::Deref::deref(self).iter()
+    }
+}
+
+/// Equal when the unknown fields, the misfits and the nulls are (an empty box is none).
+impl PartialEq for Extra {
+    fn eq(&self, other: &Self) -> bool {
+        self.nulls == other.nulls && **self == **other && self.misfits() == other.misfits()
+    }
+}
+
+impl std::fmt::Debug for Extra {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut debug = f.debug_struct("Extra");
+        debug.field("fields", &**self).field("nulls", &self.nulls);
+        if !self.misfits().is_empty() {
+            debug.field("misfits", &self.misfits());
+        }
+        debug.finish()
     }
 }
 
 impl From<Map<String, Value>> for Extra {
     fn from(fields: Map<String, Value>) -> Self {
+        let rare = match fields.is_empty() {
+            true => None,
+            false => Some(Box::new(RareBox {
+                fields,
+                misfits: Vec::new(),
+            })),
+        };
         Extra {
-            fields,
+            rare: Rare(std::mem::ManuallyDrop::new(rare)),
             nulls: 0,
-            misfits: Default::default(),
         }
     }
 }

@@ -128,8 +128,8 @@ impl Stream for Events {
     type Item = Event;
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
         let next = self.rx.poll_next(cx);
-        if let Poll::Ready(Some(Event::Initialized(_))) = &next {
-            self.initialized = true;
+        if !self.initialized {
+            self.initialized = matches!(&next, Poll::Ready(Some(Event::Initialized(_))));
         }
         next
     }
