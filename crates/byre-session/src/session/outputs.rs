@@ -161,7 +161,10 @@ pub enum ProtocolViolation {
     /// 128 levels, a number out of `f64`'s range, a field of another type, a required field
     /// missing): kept as their JSON text where they sit ([`byre_proto::Misfit`]); the message
     /// is delivered as its type says all the same (a CLI request is answered with an error).
-    #[error("parts of a {kind} line do not fit the model, kept as text: {}", misfits.join("; "))]
+    #[error(
+        "parts of a line of type {kind} do not fit the model, kept as text: {}",
+        misfits.join("; ")
+    )]
     Misfit {
         /// The line's `type`.
         kind: String,
