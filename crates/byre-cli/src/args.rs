@@ -147,6 +147,10 @@ pub(crate) struct SessionArgs {
         allow_hyphen_values = true
     )]
     pub(crate) store_project: Option<String>,
+    /// With `--store` and `--resume`/`--continue`: how long to wait for the stored session
+    /// when another process holds it (runs it now), instead of failing at once.
+    #[arg(long, value_name = "SECS", requires = "store")]
+    pub(crate) store_wait: Option<f64>,
     /// With `--resume`: fork the session at this message (an answer's uuid) into a new one.
     #[arg(long, value_name = "UUID", requires = "resume")]
     pub(crate) fork_at: Option<String>,
@@ -306,6 +310,11 @@ impl SessionArgs {
             options = options.session_store(store);
             if let Some(key) = &self.store_project {
                 options = options.store_project(key);
+            }
+            if let Some(secs) = self.store_wait {
+                let wait = std::time::Duration::try_from_secs_f64(secs)
+                    .map_err(|_| CliError::BadStoreWait(secs))?;
+                options = options.store_lease_wait(wait);
             }
         }
         if let Some(given) = &self.json_schema {

@@ -63,6 +63,9 @@ pub(crate) enum CliError {
     /// `--request-timeout` is negative or not a number.
     #[error("--request-timeout {0}: not a number of seconds")]
     BadTimeout(f64),
+    /// `--store-wait` is negative or not a number.
+    #[error("--store-wait {0}: not a number of seconds")]
+    BadStoreWait(f64),
     /// The CLI exited in the middle of a turn (it had started and answered).
     #[error("{0}")]
     Exited(String),

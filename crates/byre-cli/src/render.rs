@@ -217,6 +217,21 @@ impl Renderer {
                 );
                 let _ = err.flush();
             }
+            Event::StoredLinesSkipped { lines } => {
+                self.clear_spinner();
+                self.end_line();
+                let mut err = std::io::stderr().lock();
+                for line in lines.iter().take(5) {
+                    let _ = writeln!(
+                        err,
+                        "byre: warning: a stored line does not decode, resumed without it: {line}"
+                    );
+                }
+                if lines.len() > 5 {
+                    let _ = writeln!(err, "byre: warning: {} more such lines", lines.len() - 5);
+                }
+                let _ = err.flush();
+            }
             _ => {}
         }
         None

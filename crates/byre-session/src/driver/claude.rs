@@ -259,8 +259,12 @@ impl Claude {
         let shared = Arc::new(Mutex::new(Shared::default()));
         let (ready_tx, ready_rx) = watch::channel(None);
         let (writer, writer_task) = super::writer::Writer::spawn(stdin);
+        let mut session = Session::with_data(config, Instant::now());
+        if let Some(found) = store.as_ref().and_then(|run| run.scratch.as_ref()) {
+            session.stored_lines_skipped(found.skipped().iter().map(|l| l.to_string()).collect());
+        }
         let driver = Driver {
-            session: Session::with_data(config, Instant::now()),
+            session,
             process: Some(process),
             reader: reader::Reader::spawn(stdout, max_line, keep_lines, budget),
             writer: Some(writer),

@@ -86,6 +86,10 @@ pub struct Options {
     pub(super) store_project: Option<String>,
     /// How long loading a stored session may take ([`Options::store_load_timeout`]).
     pub(super) store_load_timeout: Option<std::time::Duration>,
+    /// A resumed stored session's lease ([`Options::store_lease_ttl`],
+    /// [`Options::store_lease_wait`]).
+    pub(super) store_lease_ttl: Option<std::time::Duration>,
+    pub(super) store_lease_wait: std::time::Duration,
 }
 
 /// Builds the `mcp_message` handler of one in-process MCP server for a new session.

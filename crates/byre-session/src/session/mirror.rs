@@ -178,6 +178,15 @@ impl<T> super::Session<T> {
         }
     }
 
+    /// The stored session was loaded without lines that do not decode: reported as
+    /// [`super::Event::StoredLinesSkipped`].
+    pub fn stored_lines_skipped(&mut self, lines: Vec<String>) {
+        if !lines.is_empty() {
+            self.events
+                .push_back(super::Event::StoredLinesSkipped { lines });
+        }
+    }
+
     /// A mirror batch did not reach the store: reported as [`super::Event::MirrorFailed`].
     pub fn mirror_failed(&mut self, key: SessionKey, entries: usize, error: impl Into<String>) {
         self.events.push_back(super::Event::MirrorFailed {

@@ -64,6 +64,12 @@ pub enum Event {
         /// Why.
         error: String,
     },
+    /// The stored session resumed from a store held lines that do not decode: it was loaded
+    /// without them (as the CLI loads its own files), and the CLI resumed it.
+    StoredLinesSkipped {
+        /// Each line left out: its transcript, its number, why.
+        lines: Vec<String>,
+    },
 }
 
 impl Event {

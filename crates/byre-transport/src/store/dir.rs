@@ -1,5 +1,6 @@
 //! The directory session store: transcripts as JSONL files in the CLI's own layout
-//! (`<root>/<project>/<session>.jsonl`, subagents under `<root>/<project>/<session>/`).
+//! (`<root>/<project>/<session>.jsonl`, subagents under `<root>/<project>/<session>/`), each
+//! session's lease in `<root>/<project>/<session>.lease`.
 
 use std::fs;
 use std::io::{self, Write};
@@ -7,13 +8,19 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{from_jsonl, to_jsonl, SessionKey, SessionStore, StoreError, StoredSession};
+use super::{
+    from_jsonl, Batch, LeaseVersion, Loaded, SessionKey, SessionStore, StoreError, StoredLease,
+    StoredSession,
+};
 use crate::spawn::BoxFuture;
 
 /// A [`SessionStore`] in a directory (a shared volume, a synced folder). Its layout is the
 /// one the CLI keeps under `projects/`, so a `DirStore` at `~/.claude/projects` reads the
 /// CLI's own sessions. Each append is one `O_APPEND` write of whole lines, made with mode
-/// 0600 as the CLI makes its files.
+/// 0600 as the CLI makes its files (folders 0700). A path below the root that is a symbolic
+/// link is refused: the store never reads or writes outside its root. The lease is written
+/// under an exclusive `flock` of `<session>.lease.lock`, so it holds between processes on
+/// one host and on shared file systems that carry such locks.
 #[derive(Debug, Clone)]
 pub struct DirStore {
     root: PathBuf,
@@ -40,34 +47,135 @@ impl DirStore {
         })
     }
 
-    fn append_now(&self, key: &SessionKey, entries: &[Value]) -> Result<(), StoreError> {
-        let path = self.path(key)?;
-        let context = || format!("appending to {}", path.display());
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(|e| StoreError::io(context(), e))?;
+    /// Refuses a path below the root that is, or passes through, a symbolic link.
+    fn inside(&self, path: &Path) -> Result<(), StoreError> {
+        let Ok(below) = path.strip_prefix(&self.root) else {
+            return Ok(());
+        };
+        let mut at = self.root.clone();
+        for part in below.components() {
+            at.push(part);
+            match fs::symlink_metadata(&at) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    return Err(StoreError::io(
+                        format!(
+                            "{} is a symbolic link: refused (it may lead out of the store's root)",
+                            at.display()
+                        ),
+                        io::Error::from(io::ErrorKind::InvalidInput),
+                    ))
+                }
+                Ok(_) => {}
+                // Nothing below a missing part can be a link.
+                Err(_) => break,
+            }
         }
-        let mut open = fs::OpenOptions::new();
-        open.create(true).append(true);
+        Ok(())
+    }
+
+    /// Creates the folders above `path` (0700), after checking the path stays inside.
+    fn make_parent(&self, path: &Path) -> io::Result<()> {
+        let Some(parent) = path.parent() else {
+            return Ok(());
+        };
+        let mut builder = fs::DirBuilder::new();
+        builder.recursive(true);
         #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o600);
-        let mut file = open.open(&path).map_err(|e| StoreError::io(context(), e))?;
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(parent)
+    }
+
+    fn append_now(&self, key: &SessionKey, jsonl: &[u8]) -> Result<(), StoreError> {
+        let path = self.path(key)?;
+        self.inside(&path)?;
+        let context = || format!("appending to {}", path.display());
+        self.make_parent(&path)
+            .map_err(|e| StoreError::io(context(), e))?;
+        // Created between the check and now: still refused.
+        self.inside(&path)?;
+        let mut file = private_file(&path, true).map_err(|e| StoreError::io(context(), e))?;
         // One write of whole lines: a reader never sees half of this append but its end.
-        file.write_all(&to_jsonl(entries))
+        file.write_all(jsonl)
             .map_err(|e| StoreError::io(context(), e))
     }
 
-    fn load_now(&self, key: &SessionKey) -> Result<Option<Vec<Value>>, StoreError> {
+    fn load_now(&self, key: &SessionKey) -> Result<Option<Loaded>, StoreError> {
         let path = self.path(key)?;
-        match fs::read(&path) {
-            Ok(bytes) => from_jsonl(key, &bytes).map(Some),
+        self.inside(&path)?;
+        match read_no_follow(&path) {
+            Ok(bytes) => {
+                let (entries, skipped) = from_jsonl(key, &bytes);
+                Ok(Some(Loaded { entries, skipped }))
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(StoreError::io(format!("reading {}", path.display()), e)),
         }
     }
 
+    /// The lease file of `key`'s session.
+    fn lease_path(&self, key: &SessionKey) -> Result<PathBuf, StoreError> {
+        Ok(self.path(&key.main_key())?.with_extension("lease"))
+    }
+
+    fn read_lease_now(&self, key: &SessionKey) -> Result<Option<StoredLease>, StoreError> {
+        let path = self.lease_path(key)?;
+        self.inside(&path)?;
+        match read_no_follow(&path) {
+            Ok(bytes) => {
+                let version = content_version(&bytes);
+                Ok(Some(StoredLease { bytes, version }))
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(StoreError::io(format!("reading {}", path.display()), e)),
+        }
+    }
+
+    fn write_lease_now(
+        &self,
+        key: &SessionKey,
+        record: &[u8],
+        replacing: Option<&LeaseVersion>,
+    ) -> Result<LeaseVersion, StoreError> {
+        let path = self.lease_path(key)?;
+        self.inside(&path)?;
+        let context = || format!("writing the lease {}", path.display());
+        self.make_parent(&path)
+            .map_err(|e| StoreError::io(context(), e))?;
+        let lock_path = path.with_extension("lease.lock");
+        self.inside(&lock_path)?;
+        let lock = private_file(&lock_path, false).map_err(|e| StoreError::io(context(), e))?;
+        // Held until this returns: read, compare and write are one step for every writer
+        // that takes the lock.
+        let _lock = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive)
+            .map_err(|(_, errno)| StoreError::io(context(), io::Error::from(errno)))?;
+        let current = match read_no_follow(&path) {
+            Ok(bytes) => Some(content_version(&bytes)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(StoreError::io(context(), e)),
+        };
+        if current.as_ref() != replacing {
+            return Err(StoreError::Conflict {
+                what: format!("the lease {}", path.display()),
+            });
+        }
+        let temp = path.with_extension(format!("lease.{}", &crate::sessions::new_uuid()[..8]));
+        let written = private_file(&temp, false)
+            .and_then(|mut file| file.write_all(record).and_then(|()| file.sync_all()))
+            .and_then(|()| fs::rename(&temp, &path));
+        if let Err(e) = written {
+            let context = match fs::remove_file(&temp) {
+                Ok(()) => context(),
+                Err(left) => format!("{} ({} stays: {left})", context(), temp.display()),
+            };
+            return Err(StoreError::io(context, e));
+        }
+        Ok(content_version(record))
+    }
+
     fn list_now(&self, project_key: &str) -> Result<Vec<StoredSession>, StoreError> {
         SessionKey::main(project_key, "x").validate()?;
         let dir = self.root.join(project_key);
+        self.inside(&dir)?;
         let read = match fs::read_dir(&dir) {
             Ok(read) => read,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -99,6 +207,7 @@ impl DirStore {
 
     fn subkeys_now(&self, key: &SessionKey) -> Result<Vec<String>, StoreError> {
         let dir = self.path(&key.main_key())?.with_extension("");
+        self.inside(&dir)?;
         let mut found = Vec::new();
         walk_files(&dir, "", &mut found);
         found.sort();
@@ -107,6 +216,8 @@ impl DirStore {
 
     fn delete_now(&self, key: &SessionKey) -> Result<(), StoreError> {
         let path = self.path(key)?;
+        self.inside(&path)?;
+        self.inside(&path.with_extension(""))?;
         let gone = |r: io::Result<()>| match r {
             Err(e) if e.kind() != io::ErrorKind::NotFound => {
                 Err(StoreError::io(format!("deleting {}", path.display()), e))
@@ -119,6 +230,48 @@ impl DirStore {
         }
         Ok(())
     }
+}
+
+/// A file opened for writing with mode 0600, never through a symbolic link (`append`: at
+/// its end; else from its start, truncated).
+fn private_file(path: &Path, append: bool) -> io::Result<fs::File> {
+    let mut open = fs::OpenOptions::new();
+    open.create(true);
+    if append {
+        open.append(true);
+    } else {
+        open.write(true).truncate(true);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        open.mode(0o600)
+            .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits());
+    }
+    open.open(path)
+}
+
+/// A file's bytes, never read through a symbolic link.
+fn read_no_follow(path: &Path) -> io::Result<Vec<u8>> {
+    let mut open = fs::OpenOptions::new();
+    open.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut open,
+        nix::fcntl::OFlag::O_NOFOLLOW.bits(),
+    );
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut open.open(path)?, &mut bytes)?;
+    Ok(bytes)
+}
+
+/// A version for a lease file: its length and an FNV-1a hash of its bytes (a record holds a
+/// token of its own, so two records never share one).
+fn content_version(bytes: &[u8]) -> LeaseVersion {
+    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    LeaseVersion(format!("{}-{hash:016x}", bytes.len()))
 }
 
 /// Every `*.jsonl` below `dir`, as paths relative to where the walk started (`prefix`),
@@ -160,16 +313,55 @@ impl SessionStore for DirStore {
         key: &'a SessionKey,
         entries: &'a [Value],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        let (store, key, entries) = (self.clone(), key.clone(), entries.to_vec());
-        Box::pin(blocking(move || store.append_now(&key, &entries)))
+        Box::pin(async move { self.append_batch(key, &Batch::new(entries)).await })
+    }
+
+    fn append_batch<'a>(
+        &'a self,
+        key: &'a SessionKey,
+        batch: &'a Batch,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let (store, key, jsonl) = (self.clone(), key.clone(), batch.jsonl().clone());
+        Box::pin(blocking(move || store.append_now(&key, &jsonl)))
     }
 
     fn load<'a>(
         &'a self,
         key: &'a SessionKey,
     ) -> BoxFuture<'a, Result<Option<Vec<Value>>, StoreError>> {
+        Box::pin(async move {
+            let loaded = self.load_checked(key).await?;
+            Ok(loaded.map(|loaded| loaded.entries))
+        })
+    }
+
+    fn load_checked<'a>(
+        &'a self,
+        key: &'a SessionKey,
+    ) -> BoxFuture<'a, Result<Option<Loaded>, StoreError>> {
         let (store, key) = (self.clone(), key.clone());
         Box::pin(blocking(move || store.load_now(&key)))
+    }
+
+    fn read_lease<'a>(
+        &'a self,
+        key: &'a SessionKey,
+    ) -> BoxFuture<'a, Result<Option<StoredLease>, StoreError>> {
+        let (store, key) = (self.clone(), key.clone());
+        Box::pin(blocking(move || store.read_lease_now(&key)))
+    }
+
+    fn write_lease<'a>(
+        &'a self,
+        key: &'a SessionKey,
+        record: &'a [u8],
+        replacing: Option<&'a LeaseVersion>,
+    ) -> BoxFuture<'a, Result<LeaseVersion, StoreError>> {
+        let (store, key, record) = (self.clone(), key.clone(), record.to_vec());
+        let replacing = replacing.cloned();
+        Box::pin(blocking(move || {
+            store.write_lease_now(&key, &record, replacing.as_ref())
+        }))
     }
 
     fn list_sessions<'a>(

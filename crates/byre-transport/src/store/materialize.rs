@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{SessionKey, SessionStore, StoreError};
+use super::{SessionKey, SessionStore, SkippedLine, StoreError};
 
 /// The entry type a store holds a subagent's `.meta.json` sidecar as (never in a CLI file).
 pub const AGENT_METADATA: &str = "agent_metadata";
@@ -19,6 +19,7 @@ pub const AGENT_METADATA: &str = "agent_metadata";
 pub struct Materialized {
     config_dir: PathBuf,
     key: SessionKey,
+    skipped: Vec<SkippedLine>,
 }
 
 impl Materialized {
@@ -40,6 +41,12 @@ impl Materialized {
     /// Its key in the store.
     pub fn key(&self) -> &SessionKey {
         &self.key
+    }
+
+    /// The stored lines left out because they do not decode (the session loads without
+    /// them, as the CLI loads its own files).
+    pub fn skipped(&self) -> &[SkippedLine] {
+        &self.skipped
     }
 }
 
@@ -69,16 +76,16 @@ pub async fn materialize(
     from_config: Option<&Path>,
 ) -> Result<Option<Materialized>, StoreError> {
     SessionKey::main(local_project, "x").validate()?;
-    let (key, entries) = match session_id {
+    let (key, entries, skipped) = match session_id {
         Some(id) => {
             let key = SessionKey::main(project_key, id);
-            match store.load(&key).await? {
-                Some(entries) if !entries.is_empty() => (key, entries),
+            match store.load_checked(&key).await? {
+                Some(loaded) if !loaded.entries.is_empty() => (key, loaded.entries, loaded.skipped),
                 _ => return Ok(None),
             }
         }
         None => match latest(store, project_key).await? {
-            Some(found) => found,
+            Some((key, loaded)) => (key, loaded.entries, loaded.skipped),
             None => return Ok(None),
         },
     };
@@ -86,9 +93,10 @@ pub async fn materialize(
     let io = |what: &str, e: io::Error| StoreError::io(format!("{what} in {}", dir.display()), e);
     create_private_dir(&dir).map_err(|e| io("creating the scratch config", e))?;
     // Removed again on any failure below.
-    let materialized = Materialized {
+    let mut materialized = Materialized {
         config_dir: dir.clone(),
         key: key.clone(),
+        skipped,
     };
     let project = materialized.projects_dir().join(local_project);
     fs::create_dir_all(&project).map_err(|e| io("creating the project", e))?;
@@ -100,9 +108,11 @@ pub async fn materialize(
         if sub.validate().is_err() {
             continue;
         }
-        let Some(entries) = store.load(&sub).await? else {
+        let Some(loaded) = store.load_checked(&sub).await? else {
             continue;
         };
+        materialized.skipped.extend(loaded.skipped);
+        let entries = loaded.entries;
         let (meta, lines): (Vec<Value>, Vec<Value>) = entries
             .into_iter()
             .partition(|e| e.get("type").and_then(Value::as_str) == Some(AGENT_METADATA));
@@ -130,21 +140,22 @@ pub async fn materialize(
 async fn latest(
     store: &dyn SessionStore,
     project_key: &str,
-) -> Result<Option<(SessionKey, Vec<Value>)>, StoreError> {
+) -> Result<Option<(SessionKey, super::Loaded)>, StoreError> {
     let mut sessions = store.list_sessions(project_key).await?;
     sessions.sort_by_key(|s| std::cmp::Reverse(s.mtime_ms));
     for session in sessions {
         let key = SessionKey::main(project_key, session.session_id);
-        let Some(entries) = store.load(&key).await? else {
+        let Some(loaded) = store.load_checked(&key).await? else {
             continue;
         };
-        let side = entries
+        let side = loaded
+            .entries
             .first()
             .and_then(|e| e.get("isSidechain"))
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        if !entries.is_empty() && !side {
-            return Ok(Some((key, entries)));
+        if !loaded.entries.is_empty() && !side {
+            return Ok(Some((key, loaded)));
         }
     }
     Ok(None)
@@ -272,7 +283,8 @@ async fn append_file(
 ) -> Result<(), StoreError> {
     let bytes =
         fs::read(path).map_err(|e| StoreError::io(format!("reading {}", path.display()), e))?;
-    let mut entries = super::from_jsonl(key, &bytes)?;
+    // A line the CLI could not read either is left out, as the CLI leaves it out.
+    let (mut entries, _unreadable) = super::from_jsonl(key, &bytes);
     entries.extend(then);
     for batch in entries.chunks(500) {
         store.append(key, batch).await?;

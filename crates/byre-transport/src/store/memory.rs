@@ -6,7 +6,9 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use super::{now_ms, SessionKey, SessionStore, StoreError, StoredSession};
+use super::{
+    now_ms, LeaseVersion, SessionKey, SessionStore, StoreError, StoredLease, StoredSession,
+};
 use crate::spawn::BoxFuture;
 
 /// A [`SessionStore`] in memory. Each append stamps its transcript with a write time that
@@ -25,6 +27,9 @@ struct Inner {
     /// By (project, session, subpath): the entries and when they were last written.
     transcripts: BTreeMap<Slot, (Vec<Value>, i64)>,
     last_mtime: i64,
+    /// By (project, session): the lease record and its version.
+    leases: BTreeMap<(String, String), (Vec<u8>, u64)>,
+    versions: u64,
 }
 
 fn slot(key: &SessionKey) -> Slot {
@@ -137,6 +142,44 @@ impl SessionStore for MemoryStore {
                     .retain(|(p, s, _), _| *p != key.project_key || *s != key.session_id),
             }
             Ok(())
+        })
+    }
+
+    fn read_lease<'a>(
+        &'a self,
+        key: &'a SessionKey,
+    ) -> BoxFuture<'a, Result<Option<StoredLease>, StoreError>> {
+        Box::pin(async move {
+            key.validate()?;
+            let inner = self.inner.lock().expect("memory store");
+            let place = (key.project_key.clone(), key.session_id.clone());
+            Ok(inner.leases.get(&place).map(|(record, v)| StoredLease {
+                bytes: record.clone(),
+                version: LeaseVersion(v.to_string()),
+            }))
+        })
+    }
+
+    fn write_lease<'a>(
+        &'a self,
+        key: &'a SessionKey,
+        record: &'a [u8],
+        replacing: Option<&'a LeaseVersion>,
+    ) -> BoxFuture<'a, Result<LeaseVersion, StoreError>> {
+        Box::pin(async move {
+            key.validate()?;
+            let mut inner = self.inner.lock().expect("memory store");
+            let place = (key.project_key.clone(), key.session_id.clone());
+            let current = inner.leases.get(&place).map(|(_, v)| v.to_string());
+            if current.as_deref() != replacing.map(|v| v.0.as_str()) {
+                return Err(StoreError::Conflict {
+                    what: format!("the lease of {}", key.session_id),
+                });
+            }
+            inner.versions += 1;
+            let version = inner.versions;
+            inner.leases.insert(place, (record.to_vec(), version));
+            Ok(LeaseVersion(version.to_string()))
         })
     }
 }

@@ -16,13 +16,17 @@ use crate::{SessionInfo, SessionLog};
 
 use crate::spawn::BoxFuture;
 
+mod batch;
 mod dir;
+mod lease;
 mod materialize;
 mod memory;
 #[cfg(feature = "object-store")]
 mod object;
 
+pub use batch::Batch;
 pub use dir::DirStore;
+pub use lease::{acquire_lease, Lease, LeaseHolder, LeaseVersion, StoredLease, DEFAULT_LEASE_TTL};
 pub use materialize::{import_session, materialize, Materialized, AGENT_METADATA};
 pub use memory::MemoryStore;
 #[cfg(feature = "object-store")]
@@ -64,6 +68,43 @@ pub enum StoreError {
     /// The storage service failed.
     #[error("the store failed: {0}")]
     Backend(String),
+    /// A conditional write found the record changed since it was read (another writer wrote
+    /// it first).
+    #[error("{what} changed since it was read: another writer wrote it")]
+    Conflict {
+        /// What was written.
+        what: String,
+    },
+    /// The store cannot do this (a custom store without leases, an object store without
+    /// conditional writes).
+    #[error("the store cannot {0}")]
+    Unsupported(&'static str),
+    /// Another process holds the stored session's lease: it runs the session now, and a
+    /// second writer would fork it. The lease ends when its holder closes the session, or when
+    /// the holder stops renewing it (killed, cut off) and it expires.
+    #[error(
+        "the stored session {} is in use by {} (for {}); its lease {}",
+        key.session_id,
+        holder.holder,
+        ago(holder.since_ms),
+        ends(holder.expires_ms)
+    )]
+    Held {
+        /// The session.
+        key: Box<SessionKey>,
+        /// Who holds it, since when, until when.
+        holder: Box<LeaseHolder>,
+    },
+    /// This process's lease on a stored session ended while the session ran: taken over by
+    /// another after it expired (renewals did not reach the store), or removed. Nothing more
+    /// is written for the session, so the other writer's session is not forked.
+    #[error("the lease on the stored session {} was lost: {why}", key.session_id)]
+    LeaseLost {
+        /// The session.
+        key: Box<SessionKey>,
+        /// What happened.
+        why: String,
+    },
     /// The store URL names no backend byre has.
     #[error("the store URL {url:?}: {why}")]
     Url {
@@ -99,10 +140,26 @@ pub trait SessionStore: Send + Sync + fmt::Debug {
     ) -> BoxFuture<'a, Result<(), StoreError>>;
 
     /// Every entry appended at `key`, in order; `None` when nothing was ever appended there.
+    /// A stored line that does not decode is left out
+    /// ([`load_checked`](SessionStore::load_checked) says which).
     fn load<'a>(
         &'a self,
         key: &'a SessionKey,
     ) -> BoxFuture<'a, Result<Option<Vec<Value>>, StoreError>>;
+
+    /// As [`load`](SessionStore::load), with the lines left out because they do not decode.
+    /// By default: `load`'s entries, none left out.
+    fn load_checked<'a>(
+        &'a self,
+        key: &'a SessionKey,
+    ) -> BoxFuture<'a, Result<Option<Loaded>, StoreError>> {
+        Box::pin(async move {
+            Ok(self.load(key).await?.map(|entries| Loaded {
+                entries,
+                skipped: Vec::new(),
+            }))
+        })
+    }
 
     /// The sessions of a project that have a main transcript (subagent transcripts are not
     /// sessions), in no particular order; empty for an unknown project.
@@ -121,6 +178,57 @@ pub trait SessionStore: Send + Sync + fmt::Debug {
     /// Deletes the transcript at `key`; a main key takes its subkeys with it, a subkey only
     /// itself. Deleting what is not there is not an error.
     fn delete<'a>(&'a self, key: &'a SessionKey) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Appends a [`Batch`] (entries already as JSONL) to the transcript at `key`, as
+    /// [`append`](SessionStore::append) does. A batch may be offered again after a failure
+    /// whose write in fact landed (a timeout, a lost answer): a store that can should hold it
+    /// once (by its [`id`](Batch::id)). By default its entries are decoded and appended.
+    fn append_batch<'a>(
+        &'a self,
+        key: &'a SessionKey,
+        batch: &'a Batch,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let entries = batch.entries()?;
+            self.append(key, &entries).await
+        })
+    }
+
+    /// The lease record of the session of `key` (its subpath ignored) and its version;
+    /// `None` when there is none. By default: [`StoreError::Unsupported`].
+    fn read_lease<'a>(
+        &'a self,
+        _key: &'a SessionKey,
+    ) -> BoxFuture<'a, Result<Option<StoredLease>, StoreError>> {
+        Box::pin(async { Err(StoreError::Unsupported("keep leases")) })
+    }
+
+    /// Writes the lease record of the session of `key` if the record there is still the one
+    /// read at version `replacing` (`None`: only if there is none), atomically; gives the new
+    /// version, or [`StoreError::Conflict`] when the record changed. By default:
+    /// [`StoreError::Unsupported`].
+    fn write_lease<'a>(
+        &'a self,
+        _key: &'a SessionKey,
+        _record: &'a [u8],
+        _replacing: Option<&'a LeaseVersion>,
+    ) -> BoxFuture<'a, Result<LeaseVersion, StoreError>> {
+        Box::pin(async { Err(StoreError::Unsupported("keep leases")) })
+    }
+}
+
+/// How long ago a time in milliseconds since the Unix epoch was, for a message.
+fn ago(ms: i64) -> String {
+    let secs = (now_ms() - ms).max(0) / 1000;
+    format!("{secs} s")
+}
+
+/// When a lease that expires at `ms` ends, for a message.
+fn ends(ms: i64) -> String {
+    match (ms - now_ms()) / 1000 {
+        left if left > 0 => format!("ends in {left} s unless renewed"),
+        _ => "has just expired".to_owned(),
+    }
 }
 
 /// The sessions of a project in `store`, newest first, as a picker lists them: each main
@@ -234,10 +342,12 @@ pub(crate) fn to_jsonl(entries: &[Value]) -> Vec<u8> {
     out
 }
 
-/// Entries from JSONL. A last line without its newline is a write that never finished and is
-/// left out; any other line that does not decode is an error.
-pub(crate) fn from_jsonl(key: &SessionKey, bytes: &[u8]) -> Result<Vec<Value>, StoreError> {
+/// Entries from JSONL, and the lines that do not decode (left out, as the CLI leaves out a
+/// line of its own files it cannot read). A last line without its newline is a write that
+/// never finished and is left out without a word.
+pub(crate) fn from_jsonl(key: &SessionKey, bytes: &[u8]) -> (Vec<Value>, Vec<SkippedLine>) {
     let mut entries = Vec::new();
+    let mut skipped = Vec::new();
     let complete = match bytes.iter().rposition(|&b| b == b'\n') {
         Some(at) => &bytes[..=at],
         None => &[][..],
@@ -246,13 +356,43 @@ pub(crate) fn from_jsonl(key: &SessionKey, bytes: &[u8]) -> Result<Vec<Value>, S
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let entry = serde_json::from_slice(line).map_err(|e| StoreError::Corrupt {
-            key: key.to_string(),
-            message: format!("line {}: {e}", n + 1),
-        })?;
-        entries.push(entry);
+        match serde_json::from_slice(line) {
+            Ok(entry) => entries.push(entry),
+            Err(e) => skipped.push(SkippedLine {
+                key: key.to_string(),
+                line: n + 1,
+                why: e.to_string(),
+            }),
+        }
     }
-    Ok(entries)
+    (entries, skipped)
+}
+
+/// A stored line that does not decode, left out of a load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedLine {
+    /// The transcript (its key as text; for an object store, its part).
+    pub key: String,
+    /// The line's number, from 1.
+    pub line: usize,
+    /// Why it does not decode.
+    pub why: String,
+}
+
+impl fmt::Display for SkippedLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} line {}: {}", self.key, self.line, self.why)
+    }
+}
+
+/// A transcript as a store holds it: its entries, and the lines left out because they do not
+/// decode.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Loaded {
+    /// The entries, in order.
+    pub entries: Vec<Value>,
+    /// The lines left out.
+    pub skipped: Vec<SkippedLine>,
 }
 
 #[cfg(test)]
@@ -271,9 +411,12 @@ mod tests {
     #[test]
     fn a_torn_last_line_is_left_out() {
         let key = SessionKey::main("p", "s");
-        let got = from_jsonl(&key, b"{\"type\":\"a\"}\n{\"type\":\"b\"}\n{\"ty").unwrap();
+        let (got, skipped) = from_jsonl(&key, b"{\"type\":\"a\"}\n{\"type\":\"b\"}\n{\"ty");
+        assert_eq!((got.len(), skipped.len()), (2, 0));
+        let (got, skipped) = from_jsonl(&key, b"{\"type\":\"a\"}\nnot json\n{\"type\":\"c\"}\n");
         assert_eq!(got.len(), 2);
-        assert!(from_jsonl(&key, b"{\"type\":\"a\"}\nnot json\n").is_err());
-        assert_eq!(to_jsonl(&got), b"{\"type\":\"a\"}\n{\"type\":\"b\"}\n");
+        assert_eq!(skipped.len(), 1);
+        assert_eq!(skipped[0].line, 2);
+        assert_eq!(to_jsonl(&got), b"{\"type\":\"a\"}\n{\"type\":\"c\"}\n");
     }
 }

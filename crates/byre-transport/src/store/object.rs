@@ -2,30 +2,32 @@
 //! services, GCS, Azure, a local filesystem). Objects cannot be appended to, so each append
 //! is an object of its own and a load reads a transcript's objects in name order.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use futures::TryStreamExt;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutPayload, UpdateVersion};
 use serde_json::Value;
 
-use super::{from_jsonl, now_ms, to_jsonl, SessionKey, SessionStore, StoreError, StoredSession};
+use super::{
+    from_jsonl, Batch, LeaseVersion, Loaded, SessionKey, SessionStore, StoreError, StoredLease,
+    StoredSession,
+};
 use crate::spawn::BoxFuture;
 
 /// A [`SessionStore`] on object storage. Under its prefix, a session's main transcript is
 /// `<project>/<session>/main/<part>.jsonl` and a subagent's
-/// `<project>/<session>/sub/<subpath>/<part>.jsonl`. A part is named by its write time in
-/// milliseconds, a counter and a random tag, so parts read back in the order written (across
-/// hosts, in the order of their clocks) and two writers never overwrite each other.
+/// `<project>/<session>/sub/<subpath>/<part>.jsonl`. A part is named by its batch's
+/// [`id`](Batch::id) (the time in milliseconds, a counter and a random tag), so parts read
+/// back in the order written (across hosts, in the order of their clocks), two writers never
+/// overwrite each other, and a batch stored again after a lost answer is one part still. The
+/// session's lease is `<project>/<session>/lease.json`, written with the service's
+/// conditional writes (`If-None-Match` / `If-Match` on S3).
 #[derive(Debug, Clone)]
 pub struct ObjectSessionStore {
     store: Arc<dyn ObjectStore>,
     prefix: Path,
 }
-
-/// Parts written by this process, for the order of parts written in the same millisecond.
-static PARTS: AtomicU64 = AtomicU64::new(0);
 
 fn backend(e: object_store::Error) -> StoreError {
     StoreError::Backend(e.to_string())
@@ -90,6 +92,11 @@ impl ObjectSessionStore {
         })
     }
 
+    /// The object that holds the lease of `key`'s session.
+    fn lease_path(&self, key: &SessionKey) -> Result<Path, StoreError> {
+        Ok(self.session_dir(key)?.join("lease.json"))
+    }
+
     /// The parts of the transcript at `key` (not those of deeper subpaths), in name order.
     async fn parts(&self, key: &SessionKey) -> Result<Vec<Path>, StoreError> {
         let dir = self.parts_dir(key)?;
@@ -115,16 +122,22 @@ impl SessionStore for ObjectSessionStore {
         key: &'a SessionKey,
         entries: &'a [Value],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move { self.append_batch(key, &Batch::new(entries)).await })
+    }
+
+    fn append_batch<'a>(
+        &'a self,
+        key: &'a SessionKey,
+        batch: &'a Batch,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
-            let dir = self.parts_dir(key)?;
-            let seq = PARTS.fetch_add(1, Ordering::Relaxed);
-            let tag = &crate::sessions::new_uuid()[..8];
-            let name = format!("{:013}-{seq:010}-{tag}.jsonl", now_ms());
-            let payload = PutPayload::from(to_jsonl(entries));
-            self.store
-                .put(&dir.join(name), payload)
-                .await
-                .map_err(backend)?;
+            if batch.is_empty() {
+                return Ok(());
+            }
+            let part = self.parts_dir(key)?.join(format!("{}.jsonl", batch.id()));
+            // Named by the batch: written again, it is the same object.
+            let payload = PutPayload::from(batch.jsonl().clone());
+            self.store.put(&part, payload).await.map_err(backend)?;
             Ok(())
         })
     }
@@ -134,11 +147,21 @@ impl SessionStore for ObjectSessionStore {
         key: &'a SessionKey,
     ) -> BoxFuture<'a, Result<Option<Vec<Value>>, StoreError>> {
         Box::pin(async move {
+            let loaded = self.load_checked(key).await?;
+            Ok(loaded.map(|loaded| loaded.entries))
+        })
+    }
+
+    fn load_checked<'a>(
+        &'a self,
+        key: &'a SessionKey,
+    ) -> BoxFuture<'a, Result<Option<Loaded>, StoreError>> {
+        Box::pin(async move {
             let parts = self.parts(key).await?;
             if parts.is_empty() {
                 return Ok(None);
             }
-            let mut entries = Vec::new();
+            let mut loaded = Loaded::default();
             for part in parts {
                 let bytes = match self.store.get(&part).await {
                     Ok(got) => got.bytes().await.map_err(backend)?,
@@ -146,9 +169,14 @@ impl SessionStore for ObjectSessionStore {
                     Err(object_store::Error::NotFound { .. }) => continue,
                     Err(e) => return Err(backend(e)),
                 };
-                entries.extend(from_jsonl(key, &bytes)?);
+                let (entries, skipped) = from_jsonl(key, &bytes);
+                loaded.entries.extend(entries);
+                loaded.skipped.extend(skipped.into_iter().map(|mut line| {
+                    line.key = part.to_string();
+                    line
+                }));
             }
-            Ok(Some(entries))
+            Ok(Some(loaded))
         })
     }
 
@@ -237,5 +265,76 @@ impl SessionStore for ObjectSessionStore {
             }
             Ok(())
         })
+    }
+
+    fn read_lease<'a>(
+        &'a self,
+        key: &'a SessionKey,
+    ) -> BoxFuture<'a, Result<Option<StoredLease>, StoreError>> {
+        Box::pin(async move {
+            let path = self.lease_path(key)?;
+            let got = match self.store.get(&path).await {
+                Ok(got) => got,
+                Err(object_store::Error::NotFound { .. }) => return Ok(None),
+                Err(e) => return Err(backend(e)),
+            };
+            let version = UpdateVersion {
+                e_tag: got.meta.e_tag.clone(),
+                version: got.meta.version.clone(),
+            };
+            let bytes = got.bytes().await.map_err(backend)?;
+            Ok(Some(StoredLease {
+                bytes: bytes.to_vec(),
+                version: to_version(version),
+            }))
+        })
+    }
+
+    fn write_lease<'a>(
+        &'a self,
+        key: &'a SessionKey,
+        record: &'a [u8],
+        replacing: Option<&'a LeaseVersion>,
+    ) -> BoxFuture<'a, Result<LeaseVersion, StoreError>> {
+        Box::pin(async move {
+            let path = self.lease_path(key)?;
+            let mode = match replacing {
+                None => PutMode::Create,
+                Some(version) => PutMode::Update(from_version(version)),
+            };
+            let payload = PutPayload::from(record.to_vec());
+            match self.store.put_opts(&path, payload, mode.into()).await {
+                Ok(put) => Ok(to_version(put.into())),
+                Err(
+                    object_store::Error::AlreadyExists { .. }
+                    | object_store::Error::Precondition { .. },
+                ) => Err(StoreError::Conflict {
+                    what: format!("the lease {path}"),
+                }),
+                Err(object_store::Error::NotImplemented { .. }) => {
+                    Err(StoreError::Unsupported("write conditionally (for a lease)"))
+                }
+                Err(e) => Err(backend(e)),
+            }
+        })
+    }
+}
+
+/// A version of an object as a lease version: its e-tag and version, a line each.
+fn to_version(version: UpdateVersion) -> LeaseVersion {
+    LeaseVersion(format!(
+        "{}\n{}",
+        version.e_tag.unwrap_or_default(),
+        version.version.unwrap_or_default()
+    ))
+}
+
+/// The object version a lease version names.
+fn from_version(version: &LeaseVersion) -> UpdateVersion {
+    let (e_tag, version) = version.0.split_once('\n').unwrap_or((&version.0, ""));
+    let some = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+    UpdateVersion {
+        e_tag: some(e_tag),
+        version: some(version),
     }
 }

@@ -7,4 +7,5 @@ mod process;
 mod sessions;
 mod spawn;
 mod store;
+mod store_safety;
 mod transcript;
