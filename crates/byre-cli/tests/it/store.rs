@@ -1,9 +1,10 @@
 //! `byre run --store`: a session mirrored to a store on one host (its own `HOME` and working
 //! directory) and resumed, or continued, from the store on another, and listed from it by
 //! `byre sessions --store`; a directory store and the S3-compatible test server; a URL byre
-//! cannot open.
+//! cannot open, a bucket that does not exist; two hosts resuming one stored session at once.
 
 use byre_testkit::{ClaudeEnv, Match, Reply, Rule, S3Server, Script};
+use byre_transport::store::{DirStore, LeaseHolder, ObjectSessionStore, SessionKey, SessionStore};
 
 use crate::support::*;
 
@@ -201,4 +202,183 @@ fn project_name(cwd: &std::path::Path) -> String {
 /// A scratch directory, removed when dropped.
 fn tempfile_dir() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
+}
+
+/// Answers "hold" prompts by running a command that takes a few seconds (the session stays
+/// busy, its lease held), the rest as [`numbered`] does.
+fn holding() -> Script {
+    Script::new()
+        .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("Held.")))
+        .rule(
+            Rule::when(Match::user_text_contains("hold")).reply(Reply::tool_use(
+                "Bash",
+                serde_json::json!({"command": "echo held && sleep 4"}),
+            )),
+        )
+        .rule(Rule::when(Match::user_text_contains("second")).reply(Reply::text("Answer two.")))
+        .rule(Rule::any().reply(Reply::text("Answer one: heron.")))
+}
+
+/// Waits until the stored session's lease is held (not released) by a run; gives the
+/// holder's name.
+async fn wait_for_holder(store: &dyn SessionStore, key: &SessionKey) -> String {
+    let deadline = std::time::Instant::now() + RUN_TIMEOUT;
+    loop {
+        if let Some(found) = store.read_lease(key).await.expect("the lease reads") {
+            let holder: LeaseHolder = serde_json::from_slice(&found.bytes).unwrap();
+            if !holder.released {
+                return holder.holder;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the lease is never taken"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// Two hosts resume one stored session at once, each order in turn: the one that starts
+/// first runs, the other is refused at once with a message naming the holder; once the first
+/// has ended, the other resumes (or, with `--store-wait`, waits for it), and the stored
+/// session is one conversation.
+async fn two_resumes_at_once(url: &str, store: &dyn SessionStore, env: &[(String, String)]) {
+    let mut offline = Offline::start(holding()).await;
+    let mut host_b = ClaudeEnv::new(&offline.model.base_url()).unwrap();
+    for (name, value) in env {
+        offline.env.set_var(name.clone(), value.clone());
+        host_b.set_var(name.clone(), value.clone());
+    }
+    let args = |prompt: &'static str, session: &str| {
+        let mut args = vec!["--store", url, "--store-project", "repo", "--resume"];
+        args.push(session);
+        args.push(prompt);
+        args.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let first = output(
+        offline.run(&["--store", url, "--store-project", "repo", "first question"]),
+        None,
+    )
+    .await;
+    assert!(first.status.success(), "{first:?}");
+    let session = first.session();
+    let key = SessionKey::main("repo", session.as_str());
+    let hosts = [&offline.env, &host_b];
+    for (round, (holder_host, other_host)) in [(0, 1), (1, 0)].into_iter().enumerate() {
+        let held = args("hold on", &session);
+        let held: Vec<&str> = held.iter().map(String::as_str).collect();
+        let holder = run_in(hosts[holder_host], &held);
+        let holding = tokio::spawn(output(holder, None));
+        let name = wait_for_holder(store, &key).await;
+
+        let second = args("second question", &session);
+        let second: Vec<&str> = second.iter().map(String::as_str).collect();
+        let started = std::time::Instant::now();
+        let refused = output(run_in(hosts[other_host], &second), None).await;
+        assert!(!refused.status.success(), "round {round}: {refused:?}");
+        assert!(
+            refused.stderr.contains("is in use by") && refused.stderr.contains(&name),
+            "round {round}: the message names the holder: {refused:?}"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "refused at once, not after the holder's turn"
+        );
+        let run = if round == 0 {
+            // Once the holder has ended, the other resumes.
+            let held = holding.await.unwrap();
+            assert!(held.status.success(), "{held:?}");
+            assert_eq!(held.stdout, "Held.\n");
+            output(run_in(hosts[other_host], &second), None).await
+        } else {
+            // Or it waits for the holder to end.
+            let mut waiting = vec!["--store-wait", "100"];
+            waiting.extend_from_slice(&second);
+            let run = output(run_in(hosts[other_host], &waiting), None).await;
+            let held = holding.await.unwrap();
+            assert!(held.status.success(), "{held:?}");
+            run
+        };
+        assert!(run.status.success(), "round {round}: {run:?}");
+        assert_eq!(run.stdout, "Answer two.\n");
+        assert_eq!(run.session(), session);
+    }
+    // One conversation: each entry's parent is the entry before it in the store.
+    let entries = store.load(&key).await.unwrap().unwrap();
+    let mut seen = std::collections::HashSet::new();
+    for entry in &entries {
+        if let Some(parent) = entry.get("parentUuid").and_then(|p| p.as_str()) {
+            assert!(
+                seen.contains(parent),
+                "an entry's parent is stored before it"
+            );
+        }
+        if let Some(uuid) = entry.get("uuid").and_then(|u| u.as_str()) {
+            seen.insert(uuid.to_owned());
+        }
+    }
+    let prompts: Vec<&str> = entries
+        .iter()
+        .filter(|e| e["type"] == "user")
+        .filter_map(|e| e["message"]["content"].as_str())
+        .collect();
+    assert_eq!(
+        prompts,
+        [
+            "first question",
+            "hold on",
+            "second question",
+            "hold on",
+            "second question"
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_resumes_of_a_session_in_a_directory_store_run_one_at_a_time() {
+    let store_dir = tempfile_dir();
+    let url = format!("file://{}", store_dir.path().display());
+    let store = DirStore::new(store_dir.path());
+    two_resumes_at_once(&url, &store, &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_resumes_of_a_session_in_s3_run_one_at_a_time() {
+    let server = tokio::task::spawn_blocking(S3Server::start)
+        .await
+        .unwrap()
+        .expect("the S3-compatible test server starts");
+    server.create_bucket("byre-leases").unwrap();
+    let url = "s3://byre-leases/ci";
+    let store = ObjectSessionStore::from_url_with(url, server.env()).unwrap();
+    two_resumes_at_once(url, &store, &server.env()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_bucket_fails_the_start_with_a_message() {
+    let server = tokio::task::spawn_blocking(S3Server::start)
+        .await
+        .unwrap()
+        .expect("the S3-compatible test server starts");
+    let mut offline = Offline::start(numbered()).await;
+    for (name, value) in server.env() {
+        offline.env.set_var(name, value);
+    }
+    let started = std::time::Instant::now();
+    let run = output(
+        offline.run(&["--store", "s3://no-such-bucket/x", "first question"]),
+        None,
+    )
+    .await;
+    assert!(!run.status.success(), "{run:?}");
+    assert!(run.stderr.contains("store"), "{run:?}");
+    assert!(
+        run.stderr.to_lowercase().contains("bucket"),
+        "the message says what is wrong: {run:?}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert!(
+        offline.model.message_requests().is_empty(),
+        "the CLI never asked the model"
+    );
 }

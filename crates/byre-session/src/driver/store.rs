@@ -560,3 +560,77 @@ impl super::run::Driver {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use byre_transport::store::{MemoryStore, StoredSession};
+    use byre_transport::BoxFuture;
+    use serde_json::{json, Value};
+
+    /// A store whose appends never answer; the rest as in memory.
+    #[derive(Debug, Default)]
+    struct Stuck(MemoryStore);
+
+    impl SessionStore for Stuck {
+        fn append<'a>(
+            &'a self,
+            _key: &'a SessionKey,
+            _entries: &'a [Value],
+        ) -> BoxFuture<'a, Result<(), StoreError>> {
+            Box::pin(std::future::pending())
+        }
+        fn load<'a>(
+            &'a self,
+            key: &'a SessionKey,
+        ) -> BoxFuture<'a, Result<Option<Vec<Value>>, StoreError>> {
+            self.0.load(key)
+        }
+        fn list_sessions<'a>(
+            &'a self,
+            project_key: &'a str,
+        ) -> BoxFuture<'a, Result<Vec<StoredSession>, StoreError>> {
+            self.0.list_sessions(project_key)
+        }
+        fn list_subkeys<'a>(
+            &'a self,
+            key: &'a SessionKey,
+        ) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
+            self.0.list_subkeys(key)
+        }
+        fn delete<'a>(&'a self, key: &'a SessionKey) -> BoxFuture<'a, Result<(), StoreError>> {
+            self.0.delete(key)
+        }
+    }
+
+    fn batch(n: usize) -> MirrorBatch {
+        let entries: Vec<Value> = (0..10)
+            .map(|i| json!({"type": "user", "uuid": format!("{n}-{i}"), "text": "x".repeat(80)}))
+            .collect();
+        MirrorBatch {
+            key: SessionKey::main("-p", "6f1d2c3b-0000-4000-8000-0000000000b1"),
+            bytes: entries.iter().map(|e| e.to_string().len()).sum(),
+            entries,
+        }
+    }
+
+    #[tokio::test]
+    async fn the_backlog_counts_the_bytes_held_and_refuses_past_its_limit() {
+        let limit = 10_000;
+        let worker = MirrorWorker::spawn(Arc::new(Stuck::default()), limit, None);
+        let mut accepted = 0;
+        let refused = loop {
+            match worker.send(batch(accepted)) {
+                Ok(()) => accepted += 1,
+                Err(refused) => break refused,
+            }
+        };
+        let held = worker.backlog.load(Ordering::Relaxed);
+        let one = Batch::new(&batch(0).entries).bytes();
+        // What is held is the JSONL itself: its bytes, as counted.
+        assert_eq!(held, accepted * one);
+        assert!(held <= limit && held + one > limit, "{held} of {limit}");
+        assert_eq!(refused.1, 10);
+        assert!(refused.2.contains("too slow"), "{}", refused.2);
+    }
+}

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use byre_proto::{CliMessage, SessionKey};
 use byre_session::session::{Event, MirrorFlush};
-use byre_session::store::{ObjectSessionStore, StoreError, StoredSession};
+use byre_session::store::{LeaseHolder, ObjectSessionStore, StoreError, StoredSession};
 use byre_session::transport::project_dir_name;
 use byre_session::{Claude, MemoryStore, SessionStore};
 use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, S3Server, Script};
@@ -193,7 +193,7 @@ impl SessionStore for Broken {
         &'a self,
         _key: &'a SessionKey,
     ) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
-        Box::pin(async { Ok(Vec::new()) })
+        self.reply(Vec::new())
     }
 
     fn delete<'a>(&'a self, _key: &'a SessionKey) -> BoxFuture<'a, Result<(), StoreError>> {
@@ -212,20 +212,25 @@ async fn a_store_that_never_answers_fails_the_start_after_its_load_timeout() {
     let options = options
         .session_store(store)
         .store_load_timeout(Duration::from_millis(300));
-    for options in [
-        options
-            .clone()
-            .resume("6f1d2c3b-0000-4000-8000-0000000000aa"),
-        options.continue_conversation(),
+    for (options, says) in [
+        (
+            options
+                .clone()
+                .resume("6f1d2c3b-0000-4000-8000-0000000000aa"),
+            "took more than 300ms",
+        ),
+        (
+            options.clone().continue_conversation(),
+            "took more than 300ms",
+        ),
+        // A new session: the store is checked before the CLI starts.
+        (options, "did not answer within 300ms"),
     ] {
         let started = tokio::time::timeout(EVENT_STEP, Claude::start(options)).await;
         let Ok(Err(error)) = started else {
             panic!("the start fails, and in time");
         };
-        assert!(
-            error.to_string().contains("took more than 300ms"),
-            "{error}"
-        );
+        assert!(error.to_string().contains(says), "{error}");
     }
     assert!(
         model.message_requests().is_empty(),
@@ -341,6 +346,97 @@ async fn a_session_resumes_and_continues_on_another_host_from_the_store() {
         mentions(&texts, "Answer two."),
         "the continue has both hosts' turns"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_holds_the_stored_sessions_lease_and_stops_storing_once_it_is_lost() {
+    let model = FakeModel::start(numbered()).await.unwrap();
+    let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
+    let id = run_on_host_a(&model, store.clone(), "repo").await;
+    let key = SessionKey::main("repo", id.as_str());
+    let holder = |found: Option<byre_session::store::StoredLease>| -> LeaseHolder {
+        serde_json::from_slice(&found.expect("a lease record").bytes).unwrap()
+    };
+    assert!(
+        store.read_lease(&key).await.unwrap().is_none(),
+        "a new session takes no lease"
+    );
+
+    let (base, _host_b) = options(&model);
+    let resumed = base
+        .session_store(store.clone())
+        .store_project("repo")
+        .store_lease_ttl(Duration::from_millis(600))
+        .resume(id.as_str());
+    let (claude, mut events) = Claude::start(resumed.clone()).await.unwrap();
+    let held = holder(store.read_lease(&key).await.unwrap());
+    assert!(!held.released);
+    assert!(held.holder.contains(&std::process::id().to_string()));
+    // A second resume in this process is refused while the first runs.
+    let refused = Claude::start(resumed).await.unwrap_err();
+    assert!(refused.to_string().contains("is in use by"), "{refused}");
+    // The lease is renewed while the session runs: still held well past its ttl.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    turn(&claude, &mut events, "the second question").await;
+    let renewed = holder(store.read_lease(&key).await.unwrap());
+    assert_eq!(renewed.token, held.token);
+    assert!(renewed.expires_ms > held.expires_ms, "renewed");
+
+    // Another writer takes the record over (as after an expiry): the session learns it at
+    // its next renewal and stores nothing more.
+    let found = store.read_lease(&key).await.unwrap().unwrap();
+    let mut thief = renewed.clone();
+    thief.holder = "another host".into();
+    thief.token = "stolen".into();
+    let bytes = serde_json::to_vec(&thief).unwrap();
+    store
+        .write_lease(&key, &bytes, Some(&found.version))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    claude.send("the third question").unwrap();
+    let mut failure = None;
+    let mut answered = false;
+    let deadline = Instant::now() + EVENT_STEP;
+    while !(answered && failure.is_some()) && Instant::now() < deadline {
+        match next_event(&mut events).await {
+            Event::MirrorFailed { error, .. } => failure = Some(error),
+            Event::Message(CliMessage::Result(_)) => answered = true,
+            _ => {}
+        }
+    }
+    let failure = failure.expect("the turn's entries are refused");
+    assert!(failure.contains("lease"), "{failure}");
+    assert!(failure.contains("another host"), "{failure}");
+    let stored = serde_json::to_string(&store.load(&key).await.unwrap().unwrap()).unwrap();
+    assert!(
+        !stored.contains("Answer three."),
+        "nothing stored once lost"
+    );
+    drop(claude.close().await);
+    assert_eq!(
+        holder(store.read_lease(&key).await.unwrap()).token,
+        "stolen",
+        "the loser does not release what it lost"
+    );
+
+    // A resume that ends normally gives the lease back at close.
+    let (base, _host_c) = options(&model);
+    let thief_gone = store.read_lease(&key).await.unwrap().unwrap();
+    thief.released = true;
+    let bytes = serde_json::to_vec(&thief).unwrap();
+    store
+        .write_lease(&key, &bytes, Some(&thief_gone.version))
+        .await
+        .unwrap();
+    let resumed = base
+        .session_store(store.clone())
+        .store_project("repo")
+        .resume(id.as_str());
+    let (claude, mut events) = Claude::start(resumed).await.unwrap();
+    turn(&claude, &mut events, "the second question").await;
+    claude.close().await.unwrap();
+    assert!(holder(store.read_lease(&key).await.unwrap()).released);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
