@@ -382,3 +382,36 @@ async fn a_missing_bucket_fails_the_start_with_a_message() {
         "the CLI never asked the model"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_that_refuses_connections_fails_the_start_within_seconds() {
+    let server = tokio::task::spawn_blocking(S3Server::start)
+        .await
+        .unwrap()
+        .expect("the S3-compatible test server starts");
+    // A loopback port nothing listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let mut offline = Offline::start(numbered()).await;
+    for (name, value) in server.env() {
+        offline.env.set_var(name, value);
+    }
+    offline
+        .env
+        .set_var("AWS_ENDPOINT", format!("http://127.0.0.1:{port}"));
+    let started = std::time::Instant::now();
+    let run = output(
+        offline.run(&["--store", "s3://sessions/x", "first question"]),
+        None,
+    )
+    .await;
+    let took = started.elapsed();
+    assert!(!run.status.success(), "{run:?}");
+    assert!(run.stderr.contains("store"), "{run:?}");
+    assert!(
+        took < std::time::Duration::from_secs(12),
+        "reported in seconds, not minutes: {took:?}"
+    );
+    assert!(offline.model.message_requests().is_empty());
+}

@@ -29,6 +29,15 @@ pub struct ObjectSessionStore {
     prefix: Path,
 }
 
+/// Retries of one request to a cloud store: three, within 10 s.
+fn retry_config() -> object_store::RetryConfig {
+    object_store::RetryConfig {
+        backoff: object_store::BackoffConfig::default(),
+        max_retries: 3,
+        retry_timeout: std::time::Duration::from_secs(10),
+    }
+}
+
 fn backend(e: object_store::Error) -> StoreError {
     StoreError::Backend(e.to_string())
 }
@@ -65,12 +74,41 @@ impl ObjectSessionStore {
             why,
         };
         let parsed = url::Url::parse(url).map_err(|e| refuse(e.to_string()))?;
-        let options = options
+        let options: Vec<(String, String)> = options
             .into_iter()
-            .map(|(k, v)| (k.as_ref().to_ascii_lowercase(), v.into()));
-        let (store, prefix) =
-            object_store::parse_url_opts(&parsed, options).map_err(|e| refuse(e.to_string()))?;
-        Ok(ObjectSessionStore::new(Arc::from(store), prefix))
+            .map(|(k, v)| (k.as_ref().to_ascii_lowercase(), v.into()))
+            .collect();
+        let (scheme, path) =
+            object_store::ObjectStoreScheme::parse(&parsed).map_err(|e| refuse(e.to_string()))?;
+        let prefix = Path::parse(path).map_err(|e| refuse(e.to_string()))?;
+        // The cloud stores retry a few times, briefly: a store that is down or refuses the
+        // connection is reported in about a second, not after minutes of backoff (the mirror
+        // tries a failed batch again itself).
+        macro_rules! build {
+            ($builder:ty) => {{
+                let builder = options.iter().fold(
+                    <$builder>::new().with_url(url).with_retry(retry_config()),
+                    |builder, (key, value)| match key.parse() {
+                        Ok(key) => builder.with_config(key, value),
+                        Err(_) => builder,
+                    },
+                );
+                Arc::new(builder.build().map_err(|e| refuse(e.to_string()))?)
+                    as Arc<dyn ObjectStore>
+            }};
+        }
+        use object_store::ObjectStoreScheme as Scheme;
+        let store = match scheme {
+            Scheme::AmazonS3 => build!(object_store::aws::AmazonS3Builder),
+            Scheme::GoogleCloudStorage => build!(object_store::gcp::GoogleCloudStorageBuilder),
+            Scheme::MicrosoftAzure => build!(object_store::azure::MicrosoftAzureBuilder),
+            _ => {
+                let (store, _) = object_store::parse_url_opts(&parsed, options)
+                    .map_err(|e| refuse(e.to_string()))?;
+                Arc::from(store)
+            }
+        };
+        Ok(ObjectSessionStore::new(store, prefix))
     }
 
     /// The folder of `key`'s session.
