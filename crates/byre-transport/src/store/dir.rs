@@ -17,7 +17,8 @@ use crate::spawn::BoxFuture;
 /// A [`SessionStore`] in a directory (a shared volume, a synced folder). Its layout is the
 /// one the CLI keeps under `projects/`, so a `DirStore` at `~/.claude/projects` reads the
 /// CLI's own sessions. Each append is one `O_APPEND` write of whole lines, made with mode
-/// 0600 as the CLI makes its files (folders 0700). A path below the root that is a symbolic
+/// 0600 as the CLI makes its files (folders 0700); a batch tried again after its write landed
+/// (the file already ends with it) is not written twice. A path below the root that is a symbolic
 /// link is refused: the store never reads or writes outside its root. The lease is written
 /// under an exclusive `flock` of `<session>.lease.lock`, so it holds between processes on
 /// one host and on shared file systems that carry such locks.
@@ -94,6 +95,11 @@ impl DirStore {
         // Created between the check and now: still refused.
         self.inside(&path)?;
         let mut file = private_file(&path, true).map_err(|e| StoreError::io(context(), e))?;
+        if ends_with(&file, jsonl).map_err(|e| StoreError::io(context(), e))? {
+            // The same batch tried again after its write landed (a lost answer, a timeout):
+            // its entries (each with its own uuid and time) are there already.
+            return Ok(());
+        }
         // One write of whole lines: a reader never sees half of this append but its end.
         file.write_all(jsonl)
             .map_err(|e| StoreError::io(context(), e))
@@ -238,7 +244,7 @@ fn private_file(path: &Path, append: bool) -> io::Result<fs::File> {
     let mut open = fs::OpenOptions::new();
     open.create(true);
     if append {
-        open.append(true);
+        open.read(true).append(true);
     } else {
         open.write(true).truncate(true);
     }
@@ -249,6 +255,26 @@ fn private_file(path: &Path, append: bool) -> io::Result<fs::File> {
             .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits());
     }
     open.open(path)
+}
+
+/// Whether `file` ends with `bytes` (a batch appended already).
+fn ends_with(file: &fs::File, bytes: &[u8]) -> io::Result<bool> {
+    let len = file.metadata()?.len();
+    let want = bytes.len() as u64;
+    if bytes.is_empty() || len < want {
+        return Ok(false);
+    }
+    let mut tail = vec![0; bytes.len()];
+    #[cfg(unix)]
+    std::os::unix::fs::FileExt::read_exact_at(file, &mut tail, len - want)?;
+    #[cfg(not(unix))]
+    {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut file = file;
+        file.seek(SeekFrom::Start(len - want))?;
+        file.read_exact(&mut tail)?;
+    }
+    Ok(tail == bytes)
 }
 
 /// A file's bytes, never read through a symbolic link.

@@ -1,5 +1,6 @@
 //! What keeps a stored session whole: one writer at a time (the lease, on every backend,
-//! with racing takers), a batch stored again after a lost answer held once, a corrupt line
+//! with racing takers), a batch stored again after a lost answer held once (in object
+//! storage and in a directory), a corrupt line
 //! left out of a load and reported, and a directory store that never leaves its root.
 
 use std::sync::Arc;
@@ -173,6 +174,22 @@ async fn a_batch_stored_again_after_a_lost_answer_is_held_once_in_object_storage
     assert_eq!(held, vec![entry("u1"), entry("u2"), entry("u3")]);
     assert_eq!(first.len(), 2);
     assert_eq!(first.bytes(), first.jsonl().len());
+}
+
+#[tokio::test]
+async fn a_batch_stored_again_after_a_lost_answer_is_held_once_in_a_directory() {
+    let root = tempfile::tempdir().unwrap();
+    let store = DirStore::new(root.path());
+    let key = SessionKey::main("-repo", ID);
+    let first = Batch::new(&[entry("u1"), entry("u2")]);
+    store.append_batch(&key, &first).await.unwrap();
+    store.append_batch(&key, &first).await.unwrap();
+    store
+        .append_batch(&key, &Batch::new(&[entry("u3")]))
+        .await
+        .unwrap();
+    let held = store.load(&key).await.unwrap().unwrap();
+    assert_eq!(held, vec![entry("u1"), entry("u2"), entry("u3")]);
 }
 
 #[tokio::test]
