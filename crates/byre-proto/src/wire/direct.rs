@@ -21,6 +21,8 @@ use std::borrow::Cow;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::skip::{plain_end, value_end};
+
 /// Nesting past this depth is left to the serde path (whose parser stops at 128, counted from
 /// the line's start; a value handed to serde_json starts a count of its own).
 const MAX_DEPTH: usize = 64;
@@ -151,7 +153,7 @@ impl<'a> Cursor<'a> {
     pub(crate) fn skip(&mut self) -> Option<&'a str> {
         self.peek()?;
         let start = self.pos;
-        let end = super::skip::value_end(self.text.as_bytes(), start)?;
+        let end = value_end(self.text.as_bytes(), start)?;
         self.pos = end;
         self.text.get(start..end)
     }
@@ -283,33 +285,6 @@ impl<'a> Cursor<'a> {
         self.depth += 1;
         (self.depth <= MAX_DEPTH).then_some(())
     }
-}
-
-/// Where the plain part of a string that starts at `from` ends: at its closing quote, a
-/// backslash, a control byte (not allowed in JSON strings) or the end. Sixteen bytes at a time,
-/// in one vector register where the CPU has them.
-#[inline]
-pub(super) fn plain_end(bytes: &[u8], from: usize) -> usize {
-    use wide::u8x16;
-    let mut at = from;
-    while let Some(block) = bytes.get(at..at + 16) {
-        let block = u8x16::new(block.try_into().expect("sixteen bytes"));
-        let quote = block.simd_eq(u8x16::splat(b'"'));
-        let backslash = block.simd_eq(u8x16::splat(b'\\'));
-        let control = block.min(u8x16::splat(0x1f)).simd_eq(block);
-        let found = (quote | backslash | control).to_bitmask();
-        if found != 0 {
-            return at + found.trailing_zeros() as usize;
-        }
-        at += 16;
-    }
-    while let Some(&b) = bytes.get(at) {
-        if matches!(b, b'"' | b'\\' | 0..=0x1f) {
-            break;
-        }
-        at += 1;
-    }
-    at
 }
 
 /// Unescapes the string whose text starts at `start` and whose first escape is at `escape`:
