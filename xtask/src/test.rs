@@ -1,7 +1,8 @@
 //! `cargo xtask test`: everything CI checks, in order, stopping at the first failure: format,
-//! lints, the API docs' links, the whole suite on the pinned CLI, the strict replay, then the
-//! whole suite once more on each older CLI of the matrix, whose drift (what byre does not
-//! model there) is summed up rather than failed.
+//! lints, the API docs' links, the sans-IO core built without tokio, the published crates
+//! packaged, the whole suite on the pinned CLI, the strict replay, then the whole suite once
+//! more on each older CLI of the matrix, whose drift (what byre does not model there) is summed
+//! up rather than failed. Each step's time is printed as it ends.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,7 +12,7 @@ use byre_testkit::{claude_bin_version, MATRIX_CLI_VERSIONS, PINNED_CLI_VERSION};
 
 pub(crate) fn run() -> Result<bool, String> {
     let root = crate::project_root();
-    let steps: [(&str, &[&str]); 6] = [
+    let steps: [(&str, &[&str]); 8] = [
         ("format", &["fmt", "--all", "--check"]),
         (
             "lints",
@@ -26,6 +27,25 @@ pub(crate) fn run() -> Result<bool, String> {
         ),
         // Links in the API docs resolve (RUSTDOCFLAGS below makes warnings errors).
         ("docs", &["doc", "--workspace", "--no-deps"]),
+        // The core stays free of tokio: byre-session without its default features.
+        (
+            "core",
+            &["build", "-p", "byre-session", "--no-default-features"],
+        ),
+        // Every published crate packages (its manifest, its files, its local dependencies).
+        (
+            "package",
+            &[
+                "package",
+                "--workspace",
+                "--exclude",
+                "xtask",
+                "--exclude",
+                "byre-e2e",
+                "--no-verify",
+                "--quiet",
+            ],
+        ),
         // The e2e suite runs the real CLI: provision it first, so a failure says why.
         ("cli", &["xtask", "cli"]),
         ("tests", &["test", "--workspace"]),
@@ -35,7 +55,9 @@ pub(crate) fn run() -> Result<bool, String> {
         ),
     ];
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let all = std::time::Instant::now();
     for (name, args) in steps {
+        let started = std::time::Instant::now();
         eprintln!("xtask test: {name}: cargo {}", args.join(" "));
         let mut command = Command::new(&cargo);
         if name == "docs" {
@@ -47,18 +69,25 @@ pub(crate) fn run() -> Result<bool, String> {
             .current_dir(&root)
             .status()
             .map_err(|e| format!("could not run cargo: {e}"))?;
+        let took = started.elapsed().as_secs_f64();
         if !status.success() {
-            eprintln!("xtask test: {name} failed ({status})");
+            eprintln!("xtask test: {name} failed ({status}) after {took:.0} s");
             return Ok(false);
         }
+        eprintln!("xtask test: {name}: passed in {took:.0} s");
     }
     for version in MATRIX_CLI_VERSIONS {
-        if !matrix(&cargo, &root, version)? {
+        let started = std::time::Instant::now();
+        let passed = matrix(&cargo, &root, version)?;
+        let took = started.elapsed().as_secs_f64();
+        eprintln!("xtask test: matrix {version}: ended in {took:.0} s");
+        if !passed {
             return Ok(false);
         }
     }
     eprintln!(
-        "xtask test: all steps passed (pinned CLI {PINNED_CLI_VERSION}; matrix {})",
+        "xtask test: all steps passed in {:.0} s (pinned CLI {PINNED_CLI_VERSION}; matrix {})",
+        all.elapsed().as_secs_f64(),
         MATRIX_CLI_VERSIONS.join(", ")
     );
     Ok(true)
@@ -73,7 +102,12 @@ fn matrix(cargo: &str, root: &Path, version: &str) -> Result<bool, String> {
         .join(format!("matrix-{version}.jsonl"));
     std::fs::create_dir_all(log.parent().expect("a folder"))
         .map_err(|e| format!("{}: {e}", log.display()))?;
-    let _ = std::fs::remove_file(&log);
+    match std::fs::remove_file(&log) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(format!("{}: {e}", log.display()))
+        }
+        _ => {}
+    }
     // The whole suite: the real-CLI tests are in byre-e2e, byre-session, byre-cli and
     // byre-testkit, and the rest is quick.
     let args = ["test", "--workspace"];
