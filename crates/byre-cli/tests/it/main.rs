@@ -2,6 +2,7 @@
 //! byre-testkit's fake model.
 
 mod chat;
+mod environment;
 mod errors;
 mod history;
 mod hostile;

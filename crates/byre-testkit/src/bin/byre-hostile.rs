@@ -27,6 +27,8 @@
 //!   without reading: every write the host makes after the answer fails.
 //! - `linger`: as `answer`; when stdin ends, keep running (10 minutes) instead of exiting, as
 //!   a CLI busy with a long turn does (stderr says so): a host's close waits out its grace.
+//! - `env`: a `result` whose text is the names of the variables of its environment, sorted,
+//!   separated by spaces.
 //! - `controls`: terminal control sequences (ESC, BEL, backspace, OSC 52, CSI, C1) in every
 //!   place a host shows: a line that is not JSON, answer text, a tool call's name and input, a
 //!   tool result, a notification, and stderr; then the `result`, or with `--exit` exit 3
@@ -200,6 +202,17 @@ fn result_line(mode: &str, result: &str) -> String {
             ),
             result
         ),
+        "env" => {
+            let mut names: Vec<String> = std::env::vars_os()
+                .map(|(name, _)| name.to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            serde_json::json!({
+                "type": "result", "subtype": "success", "is_error": false, "num_turns": 1,
+                "result": names.join(" "), "session_id": "hostile",
+            })
+            .to_string()
+        }
         _ => format!(
             concat!(
                 r#"{{"type":"result","subtype":"success","is_error":false,"num_turns":1,"#,
