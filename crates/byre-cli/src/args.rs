@@ -151,6 +151,24 @@ pub(crate) struct SessionArgs {
     /// when another process holds it (runs it now), instead of failing at once.
     #[arg(long, value_name = "SECS", requires = "store")]
     pub(crate) store_wait: Option<f64>,
+    /// With `--store`: pass the store's credential variables (`AWS_*`, `GOOGLE_*`, `AZURE_*`)
+    /// on to the CLI, which does not get them otherwise.
+    #[arg(long, requires = "store")]
+    pub(crate) pass_store_credentials: bool,
+    /// Start the CLI with a cleared environment: only what it needs to run (`PATH`, `HOME`,
+    /// the locale, proxies and certificates, `ANTHROPIC_*`, `CLAUDE_*`, ...) and the variables
+    /// `--env-allow` names are passed on.
+    #[arg(long)]
+    pub(crate) clear_env: bool,
+    /// With `--clear-env`: more variables to pass on (names, or prefixes ending in `*`); repeat
+    /// the flag or separate with commas.
+    #[arg(
+        long,
+        value_name = "NAME",
+        value_delimiter = ',',
+        requires = "clear_env"
+    )]
+    pub(crate) env_allow: Vec<String>,
     /// With `--resume`: fork the session at this message (an answer's uuid) into a new one.
     #[arg(long, value_name = "UUID", requires = "resume")]
     pub(crate) fork_at: Option<String>,
@@ -316,6 +334,15 @@ impl SessionArgs {
                     .map_err(|_| CliError::BadStoreWait(secs))?;
                 options = options.store_lease_wait(wait);
             }
+            if self.pass_store_credentials {
+                options = options.pass_store_credentials();
+            }
+        }
+        if self.clear_env {
+            let defaults = byre_transport::DEFAULT_ENV_ALLOW
+                .iter()
+                .map(|n| n.to_string());
+            options = options.env_allow(defaults.chain(self.env_allow.iter().cloned()));
         }
         if let Some(given) = &self.json_schema {
             options.launch.json_schema = Some(serde_json::Value::Object(json_object(

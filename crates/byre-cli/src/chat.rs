@@ -17,6 +17,7 @@ use crate::args::SessionArgs;
 use crate::errors::CliError;
 use crate::render::Renderer;
 use crate::run::{drive_turn, ended, find, start, Interrupts, TurnEnd, QUIT_STATUS};
+use crate::visible::Visible;
 use crate::Setup;
 
 /// The prompt shown before each line.
@@ -86,9 +87,9 @@ pub(crate) async fn chat(
                         Ok(resolved) => {
                             model = wanted.map(str::to_owned);
                             let shown = resolved.unwrap_or_else(|| "the default".to_owned());
-                            eprintln!("model: {shown}");
+                            eprintln!("model: {}", Visible(shown));
                         }
-                        Err(error) => eprintln!("byre: /model failed: {error}"),
+                        Err(error) => eprintln!("byre: /model failed: {}", Visible(error)),
                     }
                 }
                 ("fork", _) => {
@@ -112,7 +113,12 @@ pub(crate) async fn chat(
                             claude = fork;
                             events = fork_events;
                             renderer.forget_answer();
-                            eprintln!("forked session {session} at {at}: now in session {new_id}");
+                            eprintln!(
+                                "{}",
+                                Visible(format_args!(
+                                    "forked session {session} at {at}: now in session {new_id}"
+                                ))
+                            );
                         }
                         None => return Ok(ExitCode::from(QUIT_STATUS)),
                     }

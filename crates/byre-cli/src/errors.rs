@@ -107,8 +107,9 @@ pub(crate) enum CliError {
     /// output.
     #[error("the result holds no structured output (is the schema one the model can follow?)")]
     NoStructuredOutput,
-    /// The structured output could not be written to stdout.
-    #[error("cannot write the structured output: {0}")]
+    /// stdout could not be written (the structured output, or what `show` and `sessions`
+    /// print).
+    #[error("cannot write to stdout: {0}")]
     Stdout(std::io::Error),
     /// The line editor failed.
     #[error("the line editor failed: {0}")]

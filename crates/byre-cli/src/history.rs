@@ -13,6 +13,7 @@ use byre_transport::{project_dir_name, SessionHistory, SessionInfo, SessionLog};
 use crate::errors::CliError;
 use crate::render::one_line;
 use crate::replay::View;
+use crate::visible::Visible;
 
 /// The history the CLI uses here, or an error saying where it looked.
 fn history() -> Result<SessionHistory, CliError> {
@@ -36,7 +37,7 @@ pub(crate) fn sessions(
         };
         history.list(&dir, 0, limit)
     };
-    print_sessions(&listed);
+    print_sessions(&listed)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -53,7 +54,7 @@ pub(crate) async fn stored_sessions(
     let listed = list_stored(&*store, &project, 0, limit)
         .await
         .map_err(|e| CliError::Store(e.to_string()))?;
-    print_sessions(&listed);
+    print_sessions(&listed)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -73,19 +74,19 @@ fn project_key(store_project: Option<String>, cwd: Option<PathBuf>) -> Result<St
 }
 
 /// One line a session, newest first: id, age, size, label.
-fn print_sessions(listed: &[SessionInfo]) {
+fn print_sessions(listed: &[SessionInfo]) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     for info in listed {
         let label = info.label().map(one_line).unwrap_or_default();
-        let _ = writeln!(
-            out,
+        let line = format!(
             "{}  {}  {:>8}  {label}",
             info.session_id,
             ago(info.modified),
             size(info.size)
         );
+        writeln!(out, "{}", Visible(line)).map_err(CliError::Stdout)?;
     }
-    let _ = out.flush();
+    out.flush().map_err(CliError::Stdout)
 }
 
 /// Prints session `id` as a conversation.
@@ -99,7 +100,7 @@ pub(crate) fn show(id: &str) -> Result<ExitCode, CliError> {
     })?;
     let log = SessionLog::read(&path)
         .map_err(|e| CliError::History(format!("{}: {e}", path.display())))?;
-    print_log(id, &log);
+    print_log(id, &log)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -121,21 +122,21 @@ pub(crate) async fn show_stored(
         .ok_or_else(|| {
             CliError::History(format!("no session {id} in the store under {project}"))
         })?;
-    print_log(id, &SessionLog::from_values(values));
+    print_log(id, &SessionLog::from_values(values))?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Prints a session's conversation, as `replay` prints a transcript.
-fn print_log(id: &str, log: &SessionLog) {
+fn print_log(id: &str, log: &SessionLog) -> Result<(), CliError> {
     let mut view = View::default();
     let mut out = std::io::stdout().lock();
     if let Some(first) = log.entries.iter().find(|e| e.kind.is_chain()) {
-        let _ = writeln!(
-            out,
+        let line = format!(
             "session {id} · {} · {}",
             first.cwd.as_deref().unwrap_or("?"),
             first.timestamp.as_deref().unwrap_or("?")
         );
+        writeln!(out, "{}", Visible(line)).map_err(CliError::Stdout)?;
     }
     for entry in log.conversation() {
         let lines = if entry.kind == EntryKind::USER && !entry.is_tool_result() {
@@ -160,16 +161,17 @@ fn print_log(id: &str, log: &SessionLog) {
             }
         };
         for line in lines {
-            let _ = writeln!(out, "{line}");
+            writeln!(out, "{}", Visible(line)).map_err(CliError::Stdout)?;
         }
     }
+    out.flush().map_err(CliError::Stdout)?;
     if !log.bad_lines.is_empty() {
         eprintln!(
             "byre: {} lines of the session are not entries",
             log.bad_lines.len()
         );
     }
-    let _ = out.flush();
+    Ok(())
 }
 
 /// How long ago `when` was, shortly (`5m ago`, `3h ago`, `12d ago`).

@@ -32,6 +32,7 @@ mod render;
 mod replay;
 mod run;
 mod signals;
+mod visible;
 
 /// Changes a program makes to the options of every session byre starts (the first one, and
 /// each fork in `chat`): hooks, in-process MCP servers, environment. Applied after the
@@ -113,7 +114,8 @@ pub async fn main_with(args: impl IntoIterator<Item = OsString>, setup: Setup) -
     match outcome {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("byre: {error}");
+            // An error may quote the CLI (its stderr, its messages): shown, not obeyed.
+            eprintln!("byre: {}", visible::Visible(&error));
             ExitCode::FAILURE
         }
     }

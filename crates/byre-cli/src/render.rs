@@ -21,6 +21,7 @@ use byre_session::turns::{TurnEvent, TurnOrigin};
 use crate::answer::Held;
 use crate::args::Output;
 pub(crate) use crate::labels::{elapsed, one_line, preview, tool_label, tool_name};
+use crate::visible::{self, Visible};
 
 /// How often the spinner is redrawn.
 pub(crate) const TICK: Duration = Duration::from_millis(100);
@@ -203,7 +204,7 @@ impl Renderer {
                 self.clear_spinner();
                 self.end_line();
                 let mut err = std::io::stderr().lock();
-                let _ = writeln!(err, "byre: warning: {problem}");
+                let _ = writeln!(err, "byre: warning: {}", Visible(problem));
                 let _ = err.flush();
             }
             Event::MirrorFailed { entries, error, .. } => {
@@ -213,7 +214,8 @@ impl Renderer {
                 let mut err = std::io::stderr().lock();
                 let _ = writeln!(
                     err,
-                    "byre: warning: {entries} session entries did not reach the store: {error}"
+                    "byre: warning: {entries} session entries did not reach the store: {}",
+                    Visible(error)
                 );
                 let _ = err.flush();
             }
@@ -224,7 +226,8 @@ impl Renderer {
                 for line in lines.iter().take(5) {
                     let _ = writeln!(
                         err,
-                        "byre: warning: a stored line does not decode, resumed without it: {line}"
+                        "byre: warning: a stored line does not decode, resumed without it: {}",
+                        Visible(line)
                     );
                 }
                 if lines.len() > 5 {
@@ -243,7 +246,8 @@ impl Renderer {
         !self.reports_state || self.idle
     }
 
-    /// Writes a line on stderr (in text output), keeping stdout's text and the spinner tidy.
+    /// Writes a line on stderr (in text output), keeping stdout's text and the spinner tidy;
+    /// control characters in it are shown, not obeyed.
     pub(crate) fn note(&mut self, line: &str) {
         if self.mode != Output::Text {
             return;
@@ -251,7 +255,7 @@ impl Renderer {
         self.clear_spinner();
         self.end_line();
         let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{line}");
+        let _ = writeln!(err, "{}", Visible(line));
         let _ = err.flush();
     }
 
@@ -272,8 +276,9 @@ impl Renderer {
         let mut err = std::io::stderr().lock();
         let _ = write!(
             err,
-            "\r\x1b[2K{} {label} · {}",
+            "\r\x1b[2K{} {} · {}",
             FRAMES[self.frame],
+            Visible(label),
             elapsed(since.elapsed())
         );
         let _ = err.flush();
@@ -615,12 +620,13 @@ impl Renderer {
         }
     }
 
+    /// Writes answer text, its control characters shown, not obeyed (newlines and tabs kept).
     fn write_text(&mut self, text: &str) {
         if text.is_empty() {
             return;
         }
         self.clear_spinner();
-        self.write_answer(text.as_bytes());
+        self.write_answer(text);
         self.at_line_start = text.ends_with('\n');
     }
 
@@ -638,15 +644,19 @@ impl Renderer {
         }
     }
 
-    /// Writes the answer's bytes where the answer goes (stdout, unless told otherwise).
-    fn write_answer(&mut self, bytes: &[u8]) {
+    /// Writes answer text where the answer goes (stdout, unless told otherwise), its control
+    /// characters made visible.
+    fn write_answer(&mut self, text: &str) {
         if self.answer_on_stderr {
             let mut out = std::io::stderr().lock();
-            let _ = out.write_all(bytes);
+            let _ = visible::write(&mut out, text);
             let _ = out.flush();
         } else {
             let mut out = std::io::stdout().lock();
-            if out.write_all(bytes).and_then(|()| out.flush()).is_err() {
+            if visible::write(&mut out, text)
+                .and_then(|()| out.flush())
+                .is_err()
+            {
                 self.stdout_gone = true;
             }
         }
@@ -663,7 +673,7 @@ impl Renderer {
             return self.note(line);
         }
         let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{line}");
+        let _ = writeln!(err, "{}", Visible(line));
         let _ = err.flush();
     }
 
@@ -676,14 +686,14 @@ impl Renderer {
         self.clear_spinner();
         self.end_line();
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "{}", Visible(line));
         let _ = out.flush();
     }
 
     /// Ends the answer's current line, if text is pending on it.
     fn end_line(&mut self) {
         if !self.at_line_start {
-            self.write_answer(b"\n");
+            self.write_answer("\n");
             self.at_line_start = true;
         }
     }

@@ -27,6 +27,7 @@ use byre_transport::{LineFrame, LineReader, TranscriptError, TranscriptLine};
 
 use crate::errors::CliError;
 use crate::render::{closing_line, one_line, preview, tool_label};
+use crate::visible::Visible;
 
 /// Prints the transcript at `path`, reading lines of at most `max_line` bytes.
 pub(crate) fn replay(path: &Path, max_line: usize) -> Result<ExitCode, CliError> {
@@ -46,10 +47,13 @@ pub(crate) fn replay(path: &Path, max_line: usize) -> Result<ExitCode, CliError>
                 // What is on stdout so far comes first.
                 out.flush().map_err(|e| error(e.to_string()))?;
                 eprintln!(
-                    "byre: warning: {}: line {at}: {bad}; it starts {:?}; skipped \
-                     (--max-line-bytes raises the limit)",
-                    path.display(),
-                    bad.head
+                    "{}",
+                    Visible(format_args!(
+                        "byre: warning: {}: line {at}: {bad}; it starts {:?}; skipped \
+                         (--max-line-bytes raises the limit)",
+                        path.display(),
+                        bad.head
+                    ))
                 );
                 continue;
             }
@@ -86,7 +90,7 @@ pub(crate) fn replay(path: &Path, max_line: usize) -> Result<ExitCode, CliError>
             },
         };
         for line in shown {
-            writeln!(out, "{line}").map_err(|e| error(e.to_string()))?;
+            writeln!(out, "{}", Visible(&line)).map_err(|e| error(e.to_string()))?;
         }
     }
     if view.messages == 0 {

@@ -30,6 +30,39 @@ use serde_json::{json, Map, Value};
 /// The environment variable naming the `claude` binary to use.
 pub const CLAUDE_BIN_VAR: &str = "BYRE_CLAUDE_BIN";
 
+/// The variables a CLI started with a cleared environment ([`Launch::env_allow`]) gets by
+/// default: where to find programs and its home (`PATH`, `HOME`, `USER`, `LOGNAME`, `SHELL`,
+/// `TMPDIR`, `XDG_*`), the locale and terminal (`LANG`, `LANGUAGE`, `LC_*`, `TZ`, `TERM`),
+/// proxies and certificates (`HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY` in either case,
+/// `NODE_EXTRA_CA_CERTS`, `SSL_CERT_FILE`, `SSL_CERT_DIR`), and its own configuration and
+/// credentials (`ANTHROPIC_*`, `CLAUDE_*`). Nothing else: no cloud credentials (`AWS_*`,
+/// `GOOGLE_*`, `AZURE_*`), no tokens of other services.
+pub const DEFAULT_ENV_ALLOW: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TMPDIR",
+    "XDG_*",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TZ",
+    "TERM",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "NODE_EXTRA_CA_CERTS",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "ANTHROPIC_*",
+    "CLAUDE_*",
+];
+
 /// The value of `CLAUDE_CODE_ENTRYPOINT` byre sets, so the CLI knows who drives it.
 pub const ENTRYPOINT: &str = "sdk-byre";
 
@@ -90,7 +123,10 @@ pub struct GitIdentity {
 }
 
 /// How to start the CLI. Every field has the CLI's default when left alone.
-#[derive(Debug, Clone, Default)]
+///
+/// Its `Debug` shows no secret: the values of [`Launch::env`], of the settings' `env` and of
+/// the MCP servers' `env` and `headers` are `[redacted]`.
+#[derive(Clone, Default)]
 pub struct Launch {
     /// The binary; found by [`find_claude`] when `None`.
     pub program: Option<PathBuf>,
@@ -199,6 +235,123 @@ pub struct Launch {
     pub env: Vec<(OsString, OsString)>,
     /// Variables to remove from the inherited environment.
     pub env_remove: Vec<OsString>,
+    /// Starts the CLI with a cleared environment: of this process's variables only those named
+    /// here are passed on (a name, or a prefix ending in `*`: `LC_*`), then byre's own and
+    /// [`Launch::env`] are set. `None` (the default) passes every variable on but those in
+    /// [`Launch::env_remove`]. [`DEFAULT_ENV_ALLOW`] is what the CLI needs to run.
+    pub env_allow: Option<Vec<String>>,
+}
+
+impl std::fmt::Debug for Launch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Every field by name: a new one fails to compile until it is shown here.
+        let Launch {
+            program,
+            cwd,
+            no_partial_messages,
+            permission_mode,
+            delivery,
+            settings,
+            sdk_servers,
+            mcp_servers,
+            model,
+            session_id,
+            resume,
+            resume_session_at,
+            fork_session,
+            continue_conversation,
+            session_mirror,
+            system_prompt,
+            append_system_prompt,
+            tools,
+            allowed_tools,
+            disallowed_tools,
+            max_turns,
+            max_budget_usd,
+            fallback_model,
+            add_dirs,
+            agents,
+            permission_prompt_tool,
+            include_hook_events,
+            replay_user_messages,
+            strict_mcp_config,
+            setting_sources,
+            plugin_dirs,
+            betas,
+            effort,
+            max_thinking_tokens,
+            thinking,
+            thinking_display,
+            task_budget,
+            no_session_persistence,
+            agent,
+            permission_prompts,
+            resume_drops_turn,
+            project_config_root,
+            debug_file,
+            file_checkpointing,
+            client_app,
+            json_schema,
+            extra_args,
+            identity,
+            env,
+            env_remove,
+            env_allow,
+        } = self;
+        f.debug_struct("Launch")
+            .field("program", program)
+            .field("cwd", cwd)
+            .field("no_partial_messages", no_partial_messages)
+            .field("permission_mode", permission_mode)
+            .field("delivery", delivery)
+            .field("settings", &redacted_settings(settings))
+            .field("sdk_servers", sdk_servers)
+            .field("mcp_servers", &redacted_servers(mcp_servers))
+            .field("model", model)
+            .field("session_id", session_id)
+            .field("resume", resume)
+            .field("resume_session_at", resume_session_at)
+            .field("fork_session", fork_session)
+            .field("continue_conversation", continue_conversation)
+            .field("session_mirror", session_mirror)
+            .field("system_prompt", system_prompt)
+            .field("append_system_prompt", append_system_prompt)
+            .field("tools", tools)
+            .field("allowed_tools", allowed_tools)
+            .field("disallowed_tools", disallowed_tools)
+            .field("max_turns", max_turns)
+            .field("max_budget_usd", max_budget_usd)
+            .field("fallback_model", fallback_model)
+            .field("add_dirs", add_dirs)
+            .field("agents", agents)
+            .field("permission_prompt_tool", permission_prompt_tool)
+            .field("include_hook_events", include_hook_events)
+            .field("replay_user_messages", replay_user_messages)
+            .field("strict_mcp_config", strict_mcp_config)
+            .field("setting_sources", setting_sources)
+            .field("plugin_dirs", plugin_dirs)
+            .field("betas", betas)
+            .field("effort", effort)
+            .field("max_thinking_tokens", max_thinking_tokens)
+            .field("thinking", thinking)
+            .field("thinking_display", thinking_display)
+            .field("task_budget", task_budget)
+            .field("no_session_persistence", no_session_persistence)
+            .field("agent", agent)
+            .field("permission_prompts", permission_prompts)
+            .field("resume_drops_turn", resume_drops_turn)
+            .field("project_config_root", project_config_root)
+            .field("debug_file", debug_file)
+            .field("file_checkpointing", file_checkpointing)
+            .field("client_app", client_app)
+            .field("json_schema", json_schema)
+            .field("extra_args", extra_args)
+            .field("identity", identity)
+            .field("env", &redacted_env(env))
+            .field("env_remove", env_remove)
+            .field("env_allow", env_allow)
+            .finish()
+    }
 }
 
 impl Launch {
@@ -418,9 +571,18 @@ impl Launch {
     }
 
     /// The environment changes: `(name, Some(value))` to set, `(name, None)` to remove, in
-    /// order. The rest is inherited.
+    /// order. The rest is inherited. With [`Launch::env_allow`], every variable of this
+    /// process's environment that the list does not name is removed first.
     pub fn env_changes(&self) -> Vec<(OsString, Option<OsString>)> {
-        let mut changes: Vec<(OsString, Option<OsString>)> = vec![
+        let mut changes: Vec<(OsString, Option<OsString>)> = Vec::new();
+        if let Some(allow) = &self.env_allow {
+            for (name, _) in std::env::vars_os() {
+                if !env_allowed(allow, &name) {
+                    changes.push((name, None));
+                }
+            }
+        }
+        changes.extend([
             // The CLI refuses to start when it thinks it is nested in another session.
             ("CLAUDECODE".into(), None),
             ("CLAUDE_CODE_ENTRYPOINT".into(), Some(ENTRYPOINT.into())),
@@ -430,7 +592,7 @@ impl Launch {
                 "CLAUDE_CODE_SDK_READS_SESSION_STATE".into(),
                 Some("1".into()),
             ),
-        ];
+        ]);
         if let Some(id) = &self.identity {
             for (name, value) in [
                 ("GIT_AUTHOR_NAME", &id.name),
@@ -458,6 +620,52 @@ impl Launch {
         }
         changes
     }
+}
+
+/// A JSON value with every string value of its object `env` replaced by `[redacted]`.
+fn redacted_env_of(value: &Value) -> Value {
+    let mut value = value.clone();
+    for key in ["env", "headers"] {
+        if let Some(Value::Object(vars)) = value.get_mut(key) {
+            for v in vars.values_mut() {
+                *v = Value::from(crate::REDACTED);
+            }
+        }
+    }
+    value
+}
+
+/// The settings with the values of their `env` redacted.
+fn redacted_settings(settings: &Map<String, Value>) -> Value {
+    redacted_env_of(&Value::Object(settings.clone()))
+}
+
+/// The MCP servers with the values of their `env` and `headers` redacted.
+fn redacted_servers(servers: &Map<String, Value>) -> Map<String, Value> {
+    servers
+        .iter()
+        .map(|(name, config)| (name.clone(), redacted_env_of(config)))
+        .collect()
+}
+
+/// The variables' names, each with `[redacted]` for its value.
+fn redacted_env(env: &[(OsString, OsString)]) -> Vec<(&OsString, &'static str)> {
+    env.iter()
+        .map(|(name, _)| (name, crate::REDACTED))
+        .collect()
+}
+
+/// Whether `allow` (names, and prefixes ending in `*`) names the variable `name`.
+pub fn env_allowed(allow: &[impl AsRef<str>], name: &std::ffi::OsStr) -> bool {
+    let Some(name) = name.to_str() else {
+        return false;
+    };
+    allow
+        .iter()
+        .any(|allowed| match allowed.as_ref().strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == allowed.as_ref(),
+        })
 }
 
 /// Builds the argument list.

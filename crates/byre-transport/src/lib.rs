@@ -15,6 +15,7 @@ mod descendants;
 mod launch;
 mod lines;
 mod process;
+mod redact;
 mod sessions;
 mod spawn;
 pub mod store;
@@ -27,8 +28,8 @@ pub use crate::codec::{
 };
 pub use crate::descendants::PROCESS_TAG_VAR;
 pub use crate::launch::{
-    cli_version, find_claude, search_locations, CliVersion, Delivery, GitIdentity, Launch,
-    LaunchError, SdkServer, Thinking, CLAUDE_BIN_VAR, ENTRYPOINT,
+    cli_version, env_allowed, find_claude, search_locations, CliVersion, Delivery, GitIdentity,
+    Launch, LaunchError, SdkServer, Thinking, CLAUDE_BIN_VAR, DEFAULT_ENV_ALLOW, ENTRYPOINT,
 };
 pub use crate::lines::LineReader;
 pub use crate::process::{

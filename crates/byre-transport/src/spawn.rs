@@ -488,6 +488,11 @@ const WATCHDOG_SCRIPT: &str = concat!(
 /// stops it too, and the group's id cannot be reused while it runs), sweeping for `tag` too.
 /// `None` where it cannot start (no `/bin/sh`, or the CLI already exited): the CLI then runs
 /// without one.
+///
+/// Only its input is kept: one descriptor. Its process handle (a pidfd on Linux) is let go at
+/// once, for tokio to reap it when it exits; it is stopped with the group it belongs to, which
+/// byre kills at the end of every session (or, when the input closes without that, it ends
+/// the group itself, and then exits).
 #[cfg(unix)]
 fn watchdog(pgid: u32, tag: Option<&str>) -> Option<Watchdog> {
     if pgid == 0 {
@@ -500,7 +505,7 @@ fn watchdog(pgid: u32, tag: Option<&str>) -> Option<Watchdog> {
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .kill_on_drop(true)
+        .kill_on_drop(false)
         .process_group(i32::try_from(pgid).ok()?);
     // Under another name than the tag's, so that the watchdog does not find itself.
     match tag {
@@ -510,10 +515,8 @@ fn watchdog(pgid: u32, tag: Option<&str>) -> Option<Watchdog> {
     match command.spawn() {
         Ok(mut child) => {
             let input = child.stdin.take()?;
-            Some(Watchdog {
-                _child: child,
-                _input: input,
-            })
+            drop(child);
+            Some(Watchdog { _input: input })
         }
         // The CLI runs on without one; stopping it the usual way is unchanged.
         Err(_) => None,
@@ -532,7 +535,6 @@ fn watchdog(_pgid: u32, _tag: Option<&str>) -> Option<Watchdog> {
 /// A running watchdog: its input's write end, held open while the CLI is ours.
 #[derive(Debug)]
 struct Watchdog {
-    _child: Child,
     _input: tokio::process::ChildStdin,
 }
 

@@ -26,9 +26,14 @@
 //!
 //! The writer leaves `stream_event` lines out unless [`TranscriptWriter::keep_stream_events`]
 //! says otherwise. The account email from the `initialize` answer is replaced by `[redacted]` in
-//! that answer and everywhere it appears afterwards, inside strings too; so are the values of
-//! the MCP servers' `env` and `headers` and of the settings' `env` that the host sends (in
-//! `initialize` or `mcp_set_servers`), from the line that carries them on. The file is flushed at
+//! that answer and everywhere it appears afterwards, in any case; so are the values of the MCP
+//! servers' `env` and `headers` and of the settings' `env` that the host sends (in `initialize`
+//! or `mcp_set_servers`), from the line that carries them on, and every secret the host names
+//! with [`TranscriptWriter::secret`] (an API key, a store's credentials), from then on. A secret
+//! is found as it is, inside strings, and through up to three levels of JSON escaping with any
+//! of its characters escaped (`\u0040`, `\"`; a JSON document in a string, as a `--mcp-config`
+//! value in the launch note is); a value of fewer than four characters is not redacted. The
+//! file is flushed at
 //! every turn end (`result`), at every note, and when the writer is closed or dropped, so a
 //! CLI that crashes loses nothing already read.
 
@@ -50,7 +55,7 @@ use serde_json::{json, Value};
 use crate::codec::{BadLine, LineFrame, DEFAULT_MAX_LINE};
 use crate::lines::LineReader;
 
-/// What replaces the account email.
+/// What replaces the account email and every other secret.
 pub const REDACTED: &str = "[redacted]";
 
 /// Which way a transcript line went.
@@ -482,11 +487,11 @@ fn write_entry(
 /// Writes a transcript.
 pub struct TranscriptWriter {
     out: BufWriter<Box<dyn Write + Send>>,
-    /// The email as it appears inside JSON text (escaped), once known.
-    email: Option<String>,
-    /// Secret values the host sent (MCP servers' `env` and `headers`, the settings' `env`),
-    /// as they appear inside JSON text.
-    secrets: Vec<String>,
+    /// Whether the account email is known (then it is one of the secrets).
+    email: bool,
+    /// The secrets: the email, the values the host sent (MCP servers' `env` and `headers`, the
+    /// settings' `env`) and those it named.
+    secrets: crate::redact::Redactor,
     /// When the writer was created: `t` counts from here.
     start: Instant,
     /// Whether `stream_event` lines are kept.
@@ -496,10 +501,7 @@ pub struct TranscriptWriter {
 impl fmt::Debug for TranscriptWriter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TranscriptWriter")
-            .field(
-                "redacting",
-                &(self.email.is_some() || !self.secrets.is_empty()),
-            )
+            .field("redacting", &!self.secrets.is_empty())
             .field("stream_events", &self.stream_events)
             .finish_non_exhaustive()
     }
@@ -515,8 +517,8 @@ impl TranscriptWriter {
     pub fn new(out: impl Write + Send + 'static) -> Self {
         TranscriptWriter {
             out: BufWriter::new(Box::new(out)),
-            email: None,
-            secrets: Vec::new(),
+            email: false,
+            secrets: crate::redact::Redactor::default(),
             start: Instant::now(),
             stream_events: false,
         }
@@ -526,6 +528,13 @@ impl TranscriptWriter {
     pub fn keep_stream_events(mut self, keep: bool) -> Self {
         self.stream_events = keep;
         self
+    }
+
+    /// Redacts `secret` (an API key, a password, a token the host knows of) in every line and
+    /// note written from now on, however JSON escapes it. A value of fewer than four
+    /// characters is ignored.
+    pub fn secret(&mut self, secret: &str) {
+        self.secrets.add(secret, false);
     }
 
     /// Records a line the host wrote (without its newline).
@@ -554,7 +563,7 @@ impl TranscriptWriter {
     pub fn record_recv(&mut self, line: &[u8], message: &CliMessage) -> io::Result<()> {
         match message {
             CliMessage::StreamEvent(_) if !self.stream_events => return Ok(()),
-            CliMessage::ControlResponse(response) if self.email.is_none() => {
+            CliMessage::ControlResponse(response) if !self.email => {
                 if let ControlResponseBody::Success(success) = &response.response {
                     let payload = success
                         .response
@@ -568,8 +577,7 @@ impl TranscriptWriter {
                         .and_then(Value::as_str)
                         .filter(|e| !e.is_empty());
                     if let Some(email) = email {
-                        let quoted = serde_json::to_string(email).map_err(io::Error::other)?;
-                        self.email = Some(quoted[1..quoted.len() - 1].to_owned());
+                        self.email = self.secrets.add(email, true);
                     }
                 }
             }
@@ -643,35 +651,12 @@ impl TranscriptWriter {
         }
         found.extend(string_values(&request["settings"]["env"]));
         for value in found {
-            let Ok(quoted) = serde_json::to_string(value) else {
-                continue;
-            };
-            let escaped = quoted[1..quoted.len() - 1].to_owned();
-            // A value this short would redact ordinary text; it is no secret worth the name.
-            if escaped.len() >= 4 && !self.secrets.contains(&escaped) {
-                self.secrets.push(escaped);
-            }
+            self.secrets.add(value, false);
         }
     }
 
     fn redact<'a>(&self, line: &'a [u8]) -> Cow<'a, [u8]> {
-        let mut line: Cow<'a, [u8]> = line.into();
-        for needle in self.email.iter().chain(&self.secrets) {
-            let needle = needle.as_bytes();
-            if memchr::memmem::find(&line, needle).is_none() {
-                continue;
-            }
-            let mut out = Vec::with_capacity(line.len());
-            let mut rest: &[u8] = &line;
-            while let Some(at) = memchr::memmem::find(rest, needle) {
-                out.extend_from_slice(&rest[..at]);
-                out.extend_from_slice(REDACTED.as_bytes());
-                rest = &rest[at + needle.len()..];
-            }
-            out.extend_from_slice(rest);
-            line = out.into();
-        }
-        line
+        self.secrets.redact(line)
     }
 }
 

@@ -2,6 +2,7 @@
 //! byre-testkit's fake model.
 
 mod chat;
+mod environment;
 mod errors;
 mod history;
 mod hostile;
@@ -10,3 +11,4 @@ mod run;
 mod signals;
 mod store;
 mod support;
+mod terminal;

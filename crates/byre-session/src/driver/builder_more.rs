@@ -10,6 +10,38 @@ use serde_json::{Map, Value};
 use super::options::Options;
 
 impl Options {
+    /// Starts the CLI with a cleared environment, as the TypeScript SDK's `env` (which replaces
+    /// the process environment) does: of this process's variables only those `allow` names
+    /// are passed on (names, or prefixes ending in `*`: `LC_*`), then byre's own and those set
+    /// with [`Options::env`]. [`Options::clear_env`] allows what the CLI needs to run.
+    pub fn env_allow<I, S>(mut self, allow: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.launch.env_allow = Some(allow.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Starts the CLI with a cleared environment holding only what it needs to run
+    /// ([`byre_transport::DEFAULT_ENV_ALLOW`]: `PATH`, `HOME`, the locale, proxies and
+    /// certificates, `ANTHROPIC_*`, `CLAUDE_*`, ...), and those set with [`Options::env`].
+    pub fn clear_env(self) -> Self {
+        self.env_allow(byre_transport::DEFAULT_ENV_ALLOW.iter().copied())
+    }
+
+    /// Passes the session store's credential variables on to the CLI. By default a session
+    /// with a store ([`Options::session_store`]) starts the CLI without the variables the store
+    /// may have been configured from
+    /// ([`SessionStore::credential_vars`](byre_transport::store::SessionStore::credential_vars):
+    /// `AWS_*`, `GOOGLE_*`, `AZURE_*` for object storage), so that a model's `printenv` cannot
+    /// put them in the conversation; a variable set with [`Options::env`] is passed all the
+    /// same.
+    pub fn pass_store_credentials(mut self) -> Self {
+        self.pass_store_credentials = true;
+        self
+    }
+
     /// How the model thinks: [`Thinking::Adaptive`] (`--thinking=adaptive`),
     /// [`Thinking::Disabled`] (`--thinking=disabled`) or [`Thinking::Budget`]
     /// (`--max-thinking-tokens`).

@@ -200,6 +200,15 @@ impl Claude {
         };
         // Before the CLI starts: a resume from a store loads the session first.
         let store = super::store::prepare(&mut options).await?;
+        if let (Some(store), false) = (&options.store, options.pass_store_credentials) {
+            let held_back = store.credential_vars();
+            options.launch.env_remove.extend(held_back);
+        }
+        if let Some(t) = &mut transcript {
+            for secret in options.secrets() {
+                t.secret(&secret);
+            }
+        }
         let spawner = options
             .spawn
             .clone()

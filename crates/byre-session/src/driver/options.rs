@@ -54,9 +54,10 @@ pub struct Options {
     /// size).
     pub transcript_stream_events: bool,
     /// Starts the transcript with two notes: the command line that started the CLI (a
-    /// wrapper's included) and its working directory. Off by default, as with
+    /// wrapper's included) and its working directory. Off by default. With
     /// [`Delivery::Argv`](byre_transport::Delivery::Argv) the command line holds `--settings`
-    /// and `--mcp-config`, which may carry secrets.
+    /// and `--mcp-config`; the secrets the session knows of in them (the MCP servers' `env`
+    /// and `headers`, the settings' `env`) are redacted in the note as everywhere else.
     pub transcript_launch: bool,
     /// How long `initialize` and other requests may take; 60 s by default.
     pub request_timeout: Option<Duration>,
@@ -90,6 +91,9 @@ pub struct Options {
     /// [`Options::store_lease_wait`]).
     pub(super) store_lease_ttl: Option<std::time::Duration>,
     pub(super) store_lease_wait: std::time::Duration,
+    /// Whether the store's credential variables reach the CLI
+    /// ([`Options::pass_store_credentials`]).
+    pub(super) pass_store_credentials: bool,
 }
 
 /// Builds the `mcp_message` handler of one in-process MCP server for a new session.
@@ -119,6 +123,9 @@ impl Outbox {
     }
 }
 
+/// Shows no secret: [`Launch`]'s `Debug` redacts the environment's values, the settings' `env`
+/// and the MCP servers' `env` and `headers`; the `initialize` request (which may hold them
+/// too) is left out.
 impl std::fmt::Debug for Options {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Options")
@@ -362,6 +369,64 @@ pub(super) fn launch_note(argv: &[std::ffi::OsString]) -> String {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     format!("argv: {}", Value::from(argv))
+}
+
+impl Options {
+    /// Every secret value the session knows of, for its transcript to redact: the MCP
+    /// servers' `env` and `headers` and the settings' `env` (in the launch and in
+    /// `initialize`), the values of variables set for the CLI whose names say they are secret
+    /// (`*KEY*`, `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, `*CREDENTIAL*`), and such variables of this
+    /// process: the API key and the store's credentials.
+    pub(super) fn secrets(&self) -> Vec<String> {
+        let mut found = Vec::new();
+        let mut config = |config: Option<&Value>| {
+            for key in ["env", "headers"] {
+                if let Some(Value::Object(values)) = config.and_then(|c| c.get(key)) {
+                    found.extend(values.values().filter_map(Value::as_str).map(str::to_owned));
+                }
+            }
+        };
+        for server in self.launch.mcp_servers.values() {
+            config(Some(server));
+        }
+        if let Some(Value::Object(servers)) = &self.initialize.mcp_servers {
+            for server in servers.values() {
+                config(Some(server));
+            }
+        }
+        let settings = Value::Object(self.launch.settings.clone());
+        config(Some(&settings));
+        config(self.initialize.settings.as_ref());
+        for (name, value) in &self.launch.env {
+            if secret_name(name) {
+                found.extend(value.to_str().map(str::to_owned));
+            }
+        }
+        let mut names: Vec<std::ffi::OsString> =
+            API_KEY_VARS.iter().map(std::ffi::OsString::from).collect();
+        if let Some(store) = &self.store {
+            names.extend(store.credential_vars());
+        }
+        for name in names.iter().filter(|n| secret_name(n)) {
+            found.extend(std::env::var(name).ok());
+        }
+        found
+    }
+}
+
+/// The variables that carry the CLI's own credentials.
+const API_KEY_VARS: [&str; 3] = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+];
+
+/// Whether a variable's name says its value is secret.
+fn secret_name(name: &std::ffi::OsStr) -> bool {
+    let name = name.to_string_lossy().to_ascii_uppercase();
+    ["KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"]
+        .iter()
+        .any(|word| name.contains(word))
 }
 
 /// A random version-4 UUID, for a new session id (`Launch::session_id`, `--session-id`).

@@ -15,12 +15,17 @@ use crate::support::*;
 
 const SECRET: &str = "s3cret-token-4217";
 
+/// A secret in the settings' `env` with a quote and a backslash: escaped once in JSON, twice
+/// in the launch note's argv.
+const QUOTED_SECRET: &str = r#"qu"ot\ed-9031"#;
+
 /// Options with everything that can travel either way: settings that deny `Write`, the
 /// in-process `byre` server (always loaded), a stdio server with a secret in its `env`, a
 /// subagent, a system prompt and an appended one, and a transcript with the launch line.
 fn loaded(options: Options, transcript: &std::path::Path) -> Options {
     let mut settings = serde_json::Map::new();
     settings.insert("permissions".into(), json!({"deny": ["Write"]}));
+    settings.insert("env".into(), json!({"BYRE_QUOTED": QUOTED_SECRET}));
     let server = McpServer::tools(
         "byre",
         [crate::mcp::lookup(Arc::new(Mutex::new(Vec::new())))],
@@ -85,6 +90,7 @@ async fn settings_servers_agents_and_prompts_go_over_stdin_and_no_secret_shows()
         "the transcript holds the secret"
     );
     assert!(transcript.contains("\"BYRE_TOKEN\":\"[redacted]\""));
+    assert!(!transcript.contains("ed-9031"), "{transcript}");
     // Yet all of it took effect.
     check_effects(&tools, &system, &init);
 }
@@ -94,14 +100,15 @@ async fn on_the_command_line_the_same_options_work_and_the_secret_is_in_argv() {
     let (argv, transcript, tools, system, init) = run(Delivery::Argv).await;
     assert!(argv.contains(SECRET), "{argv}");
     assert!(!argv.contains("--await-initialize"), "{argv}");
-    // The transcript's launch note is the argv, as documented; the initialize line is clean.
-    assert!(
-        transcript
-            .lines()
-            .filter(|l| l.contains("\"control_request\""))
-            .all(|l| !l.contains(SECRET)),
-        "{transcript}"
-    );
+    // The transcript's launch note is the argv, with every secret of the MCP servers and the
+    // settings redacted, however escaped; so is the rest.
+    let note = transcript.lines().next().unwrap();
+    assert!(note.contains("--mcp-config"), "{note}");
+    assert!(note.contains("[redacted]"), "{note}");
+    assert!(!transcript.contains(SECRET), "{transcript}");
+    for escaped in ["ot\\\\", "qu\\\"", "ed-9031"] {
+        assert!(!transcript.contains(escaped), "{escaped} in {transcript}");
+    }
     check_effects(&tools, &system, &init);
 }
 
@@ -175,4 +182,27 @@ async fn a_subagent_defined_in_initialize_runs_through_the_agent_tool() {
         "{}",
         sub.body["system"]
     );
+}
+
+#[test]
+fn the_debug_of_options_shows_no_secret() {
+    let mut settings = serde_json::Map::new();
+    settings.insert("env".into(), json!({"BYRE_QUOTED": QUOTED_SECRET}));
+    let options = Options::new()
+        .env("ANTHROPIC_API_KEY", "sk-ant-debug-7781")
+        .settings(settings)
+        .mcp_config(
+            "ext",
+            json!({"type": "http", "url": "http://127.0.0.1:1/mcp",
+                   "headers": {"Authorization": "Bearer hdr-5521"},
+                   "env": {"BYRE_TOKEN": SECRET}}),
+        );
+    let shown = format!("{options:?} {:?}", options.launch);
+    for secret in ["sk-ant-debug-7781", "hdr-5521", SECRET, "ed-9031"] {
+        assert!(!shown.contains(secret), "{secret} in {shown}");
+    }
+    // What is not secret is still shown.
+    assert!(shown.contains("ANTHROPIC_API_KEY"), "{shown}");
+    assert!(shown.contains("Authorization"), "{shown}");
+    assert!(shown.contains("http://127.0.0.1:1/mcp"), "{shown}");
 }

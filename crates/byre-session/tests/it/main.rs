@@ -5,6 +5,7 @@ mod correlation;
 mod delivery;
 mod dialogs;
 mod driver;
+mod fds;
 mod history;
 mod hooks;
 mod hostile;

@@ -27,6 +27,12 @@
 //!   without reading: every write the host makes after the answer fails.
 //! - `linger`: as `answer`; when stdin ends, keep running (10 minutes) instead of exiting, as
 //!   a CLI busy with a long turn does (stderr says so): a host's close waits out its grace.
+//! - `env`: a `result` whose text is the names of the variables of its environment, sorted,
+//!   separated by spaces.
+//! - `controls`: terminal control sequences (ESC, BEL, backspace, OSC 52, CSI, C1) in every
+//!   place a host shows: a line that is not JSON, answer text, a tool call's name and input, a
+//!   tool result, a notification, and stderr; then the `result`, or with `--exit` exit 3
+//!   mid-turn (the host's error quotes stderr).
 //!
 //! Flags may also come in `BYRE_HOSTILE_ARGS` (split at spaces), for a host that passes only
 //! its own flags to the CLI (`byre run`).
@@ -116,6 +122,12 @@ fn main() {
             "big" => write_messages(&mut out, lines, size, newlines),
             "tasks" => write_task(&mut out),
             "deep-tool" => write_deep_tool_call(&mut out),
+            "controls" => {
+                write_controls(&mut out);
+                if args.iter().any(|a| a == "--exit") {
+                    std::process::exit(3);
+                }
+            }
             _ => {}
         }
         let _ = writeln!(out, "{}", result_line(&mode, &result));
@@ -190,6 +202,17 @@ fn result_line(mode: &str, result: &str) -> String {
             ),
             result
         ),
+        "env" => {
+            let mut names: Vec<String> = std::env::vars_os()
+                .map(|(name, _)| name.to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            serde_json::json!({
+                "type": "result", "subtype": "success", "is_error": false, "num_turns": 1,
+                "result": names.join(" "), "session_id": "hostile",
+            })
+            .to_string()
+        }
         _ => format!(
             concat!(
                 r#"{{"type":"result","subtype":"success","is_error":false,"num_turns":1,"#,
@@ -198,6 +221,39 @@ fn result_line(mode: &str, result: &str) -> String {
             result
         ),
     }
+}
+
+/// Lines with terminal control sequences wherever a host shows text, and one on stderr.
+fn write_controls(out: &mut impl Write) {
+    // Raw bytes in a line that is not JSON, then JSON escapes in messages.
+    let lines = [
+        "not json \x1b]0;bad line title\x07 \x1b[2J\x08".to_owned(),
+        concat!(
+            r#"{"type":"assistant","message":{"id":"msg_ctl","type":"message","role":"assistant","#,
+            r#""model":"hostile","content":[{"type":"text","text":"an answer \u001b[2J\u001b]0;"#,
+            r#"answer title\u0007 \u001b]52;c;ZXZpbA==\u0007 back\b\b \u009b31m\n"},"#,
+            r#"{"type":"tool_use","id":"toolu_ctl","name":"Tool\u001b[31m","#,
+            r#""input":{"command":"cat \u001b]0;input title\u0007"}}],"stop_reason":null,"#,
+            r#""usage":{}},"parent_tool_use_id":null,"session_id":"hostile"}"#
+        )
+        .to_owned(),
+        concat!(
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","#,
+            r#""tool_use_id":"toolu_ctl","content":"\u001b]52;c;cmVzdWx0\u0007\u001b[2J"#,
+            r#"result\b"}]},"parent_tool_use_id":null,"session_id":"hostile"}"#
+        )
+        .to_owned(),
+        concat!(
+            r#"{"type":"system","subtype":"notification","text":"note \u001b]0;t\u0007","#,
+            r#""session_id":"hostile","uuid":"u-ctl"}"#
+        )
+        .to_owned(),
+    ];
+    for line in lines {
+        let _ = writeln!(out, "{line}");
+    }
+    let _ = out.flush();
+    eprintln!("byre-hostile: stderr \x1b]0;stderr title\x07\x1b[2J\x08");
 }
 
 /// An `assistant` line with a tool call whose input is nested 300 deep.

@@ -32,6 +32,24 @@ pub use memory::MemoryStore;
 #[cfg(feature = "object-store")]
 pub use object::ObjectSessionStore;
 
+/// The prefixes of the variables object storage is configured from, as `object_store` reads
+/// them (in any case): `AWS_*` (S3: keys, session token, region, endpoint, profile, web
+/// identity), `GOOGLE_*` (GCS: the service account and its key, application credentials) and
+/// `AZURE_*` (Azure: account, key, SAS token, client secret).
+pub const CREDENTIAL_PREFIXES: &[&str] = &["AWS_", "GOOGLE_", "AZURE_"];
+
+/// The variables of this process's environment whose names start with one of
+/// [`CREDENTIAL_PREFIXES`], in any case.
+pub fn credential_vars() -> Vec<std::ffi::OsString> {
+    std::env::vars_os()
+        .map(|(name, _)| name)
+        .filter(|name| {
+            let upper = name.to_string_lossy().to_ascii_uppercase();
+            CREDENTIAL_PREFIXES.iter().any(|p| upper.starts_with(p))
+        })
+        .collect()
+}
+
 /// A session the store holds, as [`SessionStore::list_sessions`] gives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredSession {
@@ -138,6 +156,13 @@ pub trait SessionStore: Send + Sync + fmt::Debug {
         key: &'a SessionKey,
         entries: &'a [Value],
     ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// The variables of this process's environment the store may have taken its configuration
+    /// and credentials from ([`credential_vars`] for object storage): a session with this
+    /// store starts the CLI without them, unless told to pass them on. None by default.
+    fn credential_vars(&self) -> Vec<std::ffi::OsString> {
+        Vec::new()
+    }
 
     /// Every entry appended at `key`, in order; `None` when nothing was ever appended there.
     /// A stored line that does not decode is left out

@@ -155,6 +155,10 @@ impl ObjectSessionStore {
 }
 
 impl SessionStore for ObjectSessionStore {
+    fn credential_vars(&self) -> Vec<std::ffi::OsString> {
+        super::credential_vars()
+    }
+
     fn append<'a>(
         &'a self,
         key: &'a SessionKey,

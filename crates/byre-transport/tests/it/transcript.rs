@@ -167,6 +167,50 @@ fn the_account_email_is_redacted_everywhere_after_initialize() {
 }
 
 #[test]
+fn the_email_in_any_case_or_escape_and_secrets_however_escaped_are_redacted() {
+    let out = Shared::default();
+    let mut writer = TranscriptWriter::new(out.clone());
+    writer.secret(r#"sk-"key\1"#);
+    // The settings' `env` holds a value with a quote and a backslash.
+    writer
+        .record_send(
+            concat!(
+                r#"{"type":"control_request","request_id":"r","request":{"subtype":"initialize","#,
+                r#""settings":{"env":{"TOKEN":"to\"k\\en"}}}}"#
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    recv(&mut writer, INIT_ANSWER);
+    // The email in capitals, with `@` escaped, and all of it escaped; the token inside a JSON
+    // document in a string (escaped twice); the named secret escaped once.
+    recv(
+        &mut writer,
+        concat!(
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","#,
+            r#""tool_use_id":"t","content":"DEV@EXAMPLE.COM dev\u0040example.com "#,
+            r#"\u0064\u0065\u0076\u0040\u0065\u0078\u0061\u006d\u0070\u006c\u0065\u002e"#,
+            r#"\u0063\u006f\u006d {\"env\":\"to\\\"k\\\\en\"} sk-\"key\\1"}]},"#,
+            r#""session_id":"s"}"#
+        ),
+    );
+    writer
+        .record_note(r#"argv: ["--settings","{\"env\":{\"TOKEN\":\"to\\\"k\\\\en\"}}"]"#)
+        .unwrap();
+    writer.close().unwrap();
+    let text = out.text();
+    for leaked in ["DEV@", "dev\\u0040", "\\u0064\\u0065", "k\\\\", "sk-"] {
+        assert!(!text.contains(leaked), "{leaked} in {text}");
+    }
+    // The settings line (1), the answer (1), the tool result (3 emails, the token, the key),
+    // the note (1).
+    assert_eq!(text.matches("[redacted]").count(), 8, "{text}");
+    for line in text.lines() {
+        serde_json::from_str::<serde_json::Value>(line).expect("every transcript line is JSON");
+    }
+}
+
+#[test]
 fn a_bad_line_is_kept_as_raw_text() {
     let out = Shared::default();
     let mut writer = TranscriptWriter::new(out.clone());
