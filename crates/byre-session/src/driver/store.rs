@@ -165,6 +165,8 @@ pub(super) struct MirrorWorker {
     failures: mpsc::UnboundedReceiver<MirrorFailure>,
     backlog: Arc<AtomicUsize>,
     limit: usize,
+    /// What waits, for the handle ([`Claude::store_backlog`](crate::Claude::store_backlog)).
+    progress: Arc<super::unwritten::Backlog>,
     /// The task, until it has been waited for.
     task: Option<tokio::task::JoinHandle<()>>,
 }
@@ -175,6 +177,8 @@ impl MirrorWorker {
         let (failed, failures) = mpsc::unbounded_channel();
         let backlog = Arc::new(AtomicUsize::new(0));
         let waiting = backlog.clone();
+        let progress = Arc::new(super::unwritten::Backlog::default());
+        let left = progress.clone();
         let task = tokio::spawn(async move {
             while let Some(batch) = rx.recv().await {
                 if let Err(why) = append(&*store, &batch).await {
@@ -183,6 +187,9 @@ impl MirrorWorker {
                     let _ = failed.send((batch.key.clone(), batch.entries.len(), why));
                 }
                 waiting.fetch_sub(batch.bytes, Ordering::Relaxed);
+                left.bytes.fetch_sub(batch.bytes, Ordering::Relaxed);
+                left.entries
+                    .fetch_sub(batch.entries.len(), Ordering::Relaxed);
             }
         });
         MirrorWorker {
@@ -190,8 +197,14 @@ impl MirrorWorker {
             failures,
             backlog,
             limit,
+            progress,
             task: Some(task),
         }
+    }
+
+    /// What waits for the store, as the handle reads it.
+    pub(super) fn progress(&self) -> Arc<super::unwritten::Backlog> {
+        self.progress.clone()
     }
 
     /// Queues a batch; refused (and so reported) when the backlog is over its limit.
@@ -212,10 +225,14 @@ impl MirrorWorker {
             ));
         };
         self.backlog.fetch_add(batch.bytes, Ordering::Relaxed);
-        let (key, n) = (batch.key.clone(), batch.entries.len());
-        batches
-            .send(batch)
-            .map_err(|_| (key, n, "the mirror task has stopped".to_owned()))
+        let (key, n, bytes) = (batch.key.clone(), batch.entries.len(), batch.bytes);
+        self.progress.bytes.fetch_add(bytes, Ordering::Relaxed);
+        self.progress.entries.fetch_add(n, Ordering::Relaxed);
+        batches.send(batch).map_err(|_| {
+            self.progress.bytes.fetch_sub(bytes, Ordering::Relaxed);
+            self.progress.entries.fetch_sub(n, Ordering::Relaxed);
+            (key, n, "the mirror task has stopped".to_owned())
+        })
     }
 
     /// The next failure (pending while there is none).

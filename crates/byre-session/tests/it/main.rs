@@ -21,3 +21,4 @@ mod support;
 mod surface;
 mod tasks;
 mod turns;
+mod unwritten;
