@@ -16,7 +16,9 @@ use tokio::sync::mpsc;
 use crate::args::SessionArgs;
 use crate::errors::CliError;
 use crate::render::Renderer;
-use crate::run::{drive_turn, ended, find, start, Interrupts, TurnEnd, QUIT_STATUS};
+use crate::run::{
+    close, drive_turn, ended, find, start, Interrupts, TurnEnd, NOT_WRITTEN_STATUS, QUIT_STATUS,
+};
 use crate::Setup;
 
 /// The prompt shown before each line.
@@ -59,6 +61,8 @@ pub(crate) async fn chat(
     let mut editor = Editor::spawn(history)?;
     let mut model = args.model.clone();
     let mut forks = 0u32;
+    // Whether a session of the chat did not write everything (a fork closes the one before).
+    let mut lost = false;
     eprintln!("byre chat · /help for commands · Ctrl-C interrupts a turn · /quit or Ctrl-D ends");
     loop {
         let line = match editor.read(PROMPT).await {
@@ -66,7 +70,7 @@ pub(crate) async fn chat(
             ReadLine::Interrupted => continue,
             ReadLine::Eof => break,
             ReadLine::Failed(why) => {
-                let _ = claude.close().await;
+                close(&claude, &mut renderer).await;
                 return Err(CliError::Editor(why));
             }
         };
@@ -99,7 +103,7 @@ pub(crate) async fn chat(
                         eprintln!("nothing to fork yet: ask something first");
                         continue;
                     };
-                    let _ = claude.close().await;
+                    lost |= close(&claude, &mut renderer).await;
                     let mut base = args.base_options(program.clone())?;
                     base.launch.model = model.clone();
                     if let Some(path) = &args.transcript {
@@ -127,8 +131,11 @@ pub(crate) async fn chat(
         }
     }
     renderer.finish();
-    let _ = claude.close().await;
-    Ok(ExitCode::SUCCESS)
+    lost |= close(&claude, &mut renderer).await;
+    Ok(match lost {
+        true => ExitCode::from(NOT_WRITTEN_STATUS),
+        false => ExitCode::SUCCESS,
+    })
 }
 
 /// One turn; `Some` exit status when the chat must end.
@@ -146,13 +153,17 @@ async fn turn(
         TurnEnd::Done(result) => {
             if result.not_logged_in {
                 renderer.finish();
-                let _ = claude.close().await;
+                close(claude, renderer).await;
                 return Err(CliError::NotLoggedIn);
             }
             if let Some(value) = result.result.structured_output.as_ref() {
                 if !value.is_null() {
                     renderer.print_line(&value.to_string());
                 }
+            }
+            if renderer.stdout_gone() {
+                crate::run::stdout_gone(claude, renderer).await;
+                return Ok(Some(ExitCode::from(crate::run::STDOUT_GONE_STATUS)));
             }
             Ok(None)
         }
@@ -163,7 +174,7 @@ async fn turn(
         TurnEnd::StdoutGone => Ok(Some(ExitCode::from(crate::run::STDOUT_GONE_STATUS))),
         TurnEnd::Ended => {
             renderer.finish();
-            Err(ended(claude).await)
+            Err(ended(claude, renderer).await)
         }
     }
 }

@@ -10,3 +10,4 @@ mod run;
 mod signals;
 mod store;
 mod support;
+mod unwritten;

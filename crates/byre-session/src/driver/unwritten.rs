@@ -75,7 +75,7 @@ impl fmt::Display for NotWritten {
                         Some(key) => key.to_string(),
                         None => "other transcripts".to_owned(),
                     };
-                    format!("{} of {key}: {}", loss.entries, loss.error)
+                    format!("{} of {key}: {}", loss.entries, one_line(&loss.error))
                 })
                 .collect::<Vec<_>>()
                 .join("; ");
@@ -95,6 +95,20 @@ impl fmt::Display for NotWritten {
         Ok(())
     }
 }
+
+/// A store's error on one line, and at most [`ERROR_CHARS`] characters of it (a backend's
+/// may hold a whole XML document).
+fn one_line(error: &str) -> String {
+    let mut line = error.split_whitespace().collect::<Vec<_>>().join(" ");
+    if let Some((cut, _)) = line.char_indices().nth(ERROR_CHARS) {
+        line.truncate(cut);
+        line.push('…');
+    }
+    line
+}
+
+/// The most characters of a store's error [`NotWritten`]'s message shows.
+const ERROR_CHARS: usize = 300;
 
 /// `1 line`, `3 lines`, `1 session entry`, `2 session entries`.
 fn count(n: u64, noun: &str) -> String {
@@ -207,6 +221,17 @@ impl Transcript {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_store_error_is_shown_on_one_short_line() {
+        assert_eq!(
+            one_line("404 Not Found:\n<?xml?>\n  <Error/>"),
+            "404 Not Found: <?xml?> <Error/>"
+        );
+        let long = one_line(&"é".repeat(1000));
+        assert_eq!(long.chars().count(), ERROR_CHARS + 1);
+        assert!(long.ends_with('…'));
+    }
 
     #[test]
     fn counts_read_as_english() {
