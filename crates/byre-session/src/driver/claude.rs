@@ -208,7 +208,13 @@ impl Claude {
             .spawn
             .clone()
             .unwrap_or_else(|| Arc::new(byre_transport::Local));
-        let mut process = CliProcess::start(&*spawner, &options.launch, options.process.clone())
+        let mut process_options = options.process.clone();
+        // A scratch config holds a copy of the sign-in: the watchdog removes it if this
+        // process dies without removing it itself.
+        if let Some(scratch) = store.as_ref().and_then(|run| run._scratch.as_ref()) {
+            (process_options.watchdog_removes).push(scratch.config_dir().to_path_buf());
+        }
+        let mut process = CliProcess::start(&*spawner, &options.launch, process_options)
             .await
             .map_err(Error::from)?;
         if let (Some(t), true) = (&mut transcript, options.transcript_launch) {

@@ -298,6 +298,9 @@ impl super::run::Driver {
     /// The CLI has exited: lets what is queued reach the store, and reports what did not.
     pub(super) async fn finish_mirror(&mut self) {
         let Some(run) = &mut self.store else { return };
+        // The CLI is gone: its scratch config (a copy of the sign-in) goes before the wait for
+        // the store, which a kill may cut short.
+        run._scratch = None;
         for (key, entries, why) in run.worker.finish(FINISH_WITHIN).await {
             self.session.mirror_failed(key, entries, why);
         }

@@ -44,13 +44,10 @@ impl DirStore {
         let path = self.path(key)?;
         let context = || format!("appending to {}", path.display());
         if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(|e| StoreError::io(context(), e))?;
+            crate::private::create_dir(parent).map_err(|e| StoreError::io(context(), e))?;
         }
-        let mut open = fs::OpenOptions::new();
-        open.create(true).append(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o600);
-        let mut file = open.open(&path).map_err(|e| StoreError::io(context(), e))?;
+        let mut file =
+            crate::private::open_file(&path, true).map_err(|e| StoreError::io(context(), e))?;
         // One write of whole lines: a reader never sees half of this append but its end.
         file.write_all(&to_jsonl(entries))
             .map_err(|e| StoreError::io(context(), e))

@@ -23,7 +23,7 @@ mod memory;
 mod object;
 
 pub use dir::DirStore;
-pub use materialize::{import_session, materialize, Materialized, AGENT_METADATA};
+pub use materialize::{import_session, materialize, Materialized, AGENT_METADATA, SCRATCH_PREFIX};
 pub use memory::MemoryStore;
 #[cfg(feature = "object-store")]
 pub use object::ObjectSessionStore;
