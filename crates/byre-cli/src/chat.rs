@@ -273,17 +273,22 @@ impl Editor {
     }
 }
 
-/// Loads the history file at `path`, creating it (and its folder) when missing.
+/// Loads the history file at `path`, creating it (and its folder) when missing, readable by
+/// its owner only (the prompts may hold anything).
 fn load_history(editor: &mut rustyline::DefaultEditor, path: &Path) -> Result<(), String> {
     if !path.exists() {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+            let mut builder = std::fs::DirBuilder::new();
+            builder.recursive(true);
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            builder.create(dir).map_err(|e| e.to_string())?;
         }
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| e.to_string())?;
+        let mut open = std::fs::OpenOptions::new();
+        open.create(true).append(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o600);
+        open.open(path).map_err(|e| e.to_string())?;
     }
     editor.load_history(path).map_err(|e| e.to_string())
 }
