@@ -16,7 +16,9 @@ use tokio::sync::mpsc;
 use crate::args::SessionArgs;
 use crate::errors::CliError;
 use crate::render::Renderer;
-use crate::run::{drive_turn, ended, find, start, Interrupts, TurnEnd, QUIT_STATUS};
+use crate::run::{
+    close, drive_turn, ended, find, start, Interrupts, TurnEnd, NOT_WRITTEN_STATUS, QUIT_STATUS,
+};
 use crate::visible::Visible;
 use crate::Setup;
 
@@ -60,6 +62,8 @@ pub(crate) async fn chat(
     let mut editor = Editor::spawn(history)?;
     let mut model = args.model.clone();
     let mut forks = 0u32;
+    // Whether a session of the chat did not write everything (a fork closes the one before).
+    let mut lost = false;
     eprintln!("byre chat · /help for commands · Ctrl-C interrupts a turn · /quit or Ctrl-D ends");
     loop {
         let line = match editor.read(PROMPT).await {
@@ -67,7 +71,7 @@ pub(crate) async fn chat(
             ReadLine::Interrupted => continue,
             ReadLine::Eof => break,
             ReadLine::Failed(why) => {
-                let _ = claude.close().await;
+                close(&claude, &mut renderer).await;
                 return Err(CliError::Editor(why));
             }
         };
@@ -100,7 +104,7 @@ pub(crate) async fn chat(
                         eprintln!("nothing to fork yet: ask something first");
                         continue;
                     };
-                    let _ = claude.close().await;
+                    lost |= close(&claude, &mut renderer).await;
                     let mut base = args.base_options(program.clone())?;
                     base.launch.model = model.clone();
                     if let Some(path) = &args.transcript {
@@ -133,8 +137,11 @@ pub(crate) async fn chat(
         }
     }
     renderer.finish();
-    let _ = claude.close().await;
-    Ok(ExitCode::SUCCESS)
+    lost |= close(&claude, &mut renderer).await;
+    Ok(match lost {
+        true => ExitCode::from(NOT_WRITTEN_STATUS),
+        false => ExitCode::SUCCESS,
+    })
 }
 
 /// One turn; `Some` exit status when the chat must end.
@@ -152,13 +159,17 @@ async fn turn(
         TurnEnd::Done(result) => {
             if result.not_logged_in {
                 renderer.finish();
-                let _ = claude.close().await;
+                close(claude, renderer).await;
                 return Err(CliError::NotLoggedIn);
             }
             if let Some(value) = result.result.structured_output.as_ref() {
                 if !value.is_null() {
                     renderer.print_line(&value.to_string());
                 }
+            }
+            if renderer.stdout_gone() {
+                crate::run::stdout_gone(claude, renderer).await;
+                return Ok(Some(ExitCode::from(crate::run::STDOUT_GONE_STATUS)));
             }
             Ok(None)
         }
@@ -169,7 +180,7 @@ async fn turn(
         TurnEnd::StdoutGone => Ok(Some(ExitCode::from(crate::run::STDOUT_GONE_STATUS))),
         TurnEnd::Ended => {
             renderer.finish();
-            Err(ended(claude).await)
+            Err(ended(claude, renderer).await)
         }
     }
 }
@@ -268,17 +279,22 @@ impl Editor {
     }
 }
 
-/// Loads the history file at `path`, creating it (and its folder) when missing.
+/// Loads the history file at `path`, creating it (and its folder) when missing, readable by
+/// its owner only (the prompts may hold anything).
 fn load_history(editor: &mut rustyline::DefaultEditor, path: &Path) -> Result<(), String> {
     if !path.exists() {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+            let mut builder = std::fs::DirBuilder::new();
+            builder.recursive(true);
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            builder.create(dir).map_err(|e| e.to_string())?;
         }
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| e.to_string())?;
+        let mut open = std::fs::OpenOptions::new();
+        open.create(true).append(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o600);
+        open.open(path).map_err(|e| e.to_string())?;
     }
     editor.load_history(path).map_err(|e| e.to_string())
 }

@@ -62,7 +62,9 @@ impl fmt::Debug for Setup {
 
 /// Runs the `byre` command line `args` (without the program name) and returns its exit
 /// status: 0 on success, 1 on an error (an error result, or a failure explained on stderr),
-/// 2 on bad usage, 130 after a second Ctrl-C. Call it inside a tokio runtime.
+/// 2 on bad usage, 74 when the answer was fine but transcript lines or store entries were not
+/// written (said on stderr), 130 after a second Ctrl-C, 141 when a write to stdout failed,
+/// 128 + the signal after SIGTERM or SIGHUP. Call it inside a tokio runtime.
 pub async fn main_with(args: impl IntoIterator<Item = OsString>, setup: Setup) -> ExitCode {
     let argv = std::iter::once(OsString::from("byre")).chain(args);
     let cli = match args::Cli::try_parse_from(argv) {

@@ -108,8 +108,9 @@ pub(crate) struct Renderer {
     answer_on_stderr: bool,
     /// Where the answer goes is not a terminal: its text is held per message.
     held: Option<Held>,
-    /// A write to stdout failed (its reader has gone): the run should stop.
-    stdout_gone: bool,
+    /// A write to stdout failed (its reader has gone, or its disk is full): why. The run
+    /// should stop.
+    stdout_error: Option<std::io::Error>,
 }
 
 impl Renderer {
@@ -140,7 +141,7 @@ impl Renderer {
             idle: false,
             answer_on_stderr: false,
             held: (!std::io::stdout().is_terminal()).then(Held::default),
-            stdout_gone: false,
+            stdout_error: None,
         }
     }
 
@@ -205,6 +206,18 @@ impl Renderer {
                 self.end_line();
                 let mut err = std::io::stderr().lock();
                 let _ = writeln!(err, "byre: warning: {}", Visible(problem));
+                let _ = err.flush();
+            }
+            Event::TranscriptFailed { path, error } => {
+                self.clear_spinner();
+                self.end_line();
+                let mut err = std::io::stderr().lock();
+                let _ = writeln!(
+                    err,
+                    "byre: warning: the transcript {} could not be written ({error}): it ends \
+                     here, and the rest of the session is not written to it",
+                    path.display()
+                );
                 let _ = err.flush();
             }
             Event::MirrorFailed { entries, error, .. } => {
@@ -305,13 +318,9 @@ impl Renderer {
                 stats.push_str(&format!("misfit_lines={}\n", self.misfit_lines));
             }
             let mut out = std::io::stdout().lock();
-            if out
-                .write_all(stats.as_bytes())
-                .and_then(|()| out.flush())
-                .is_err()
-            {
-                self.stdout_gone = true;
-            }
+            let written = out.write_all(stats.as_bytes()).and_then(|()| out.flush());
+            drop(out);
+            self.stdout_written(written);
         }
     }
 
@@ -349,9 +358,8 @@ impl Renderer {
                     .map_err(std::io::Error::from)
                     .and_then(|()| out.write_all(b"\n"))
                     .and_then(|()| out.flush());
-                if written.is_err() {
-                    self.stdout_gone = true;
-                }
+                drop(out);
+                self.stdout_written(written);
             }
             Output::Stats => {}
             Output::Text => self.show(message),
@@ -647,24 +655,33 @@ impl Renderer {
     /// Writes answer text where the answer goes (stdout, unless told otherwise), its control
     /// characters made visible.
     fn write_answer(&mut self, text: &str) {
-        if self.answer_on_stderr {
+        // A failed write of the answer is kept, wherever it goes: the run stops.
+        let written = if self.answer_on_stderr {
             let mut out = std::io::stderr().lock();
-            let _ = visible::write(&mut out, text);
-            let _ = out.flush();
+            visible::write(&mut out, text).and_then(|()| out.flush())
         } else {
             let mut out = std::io::stdout().lock();
-            if visible::write(&mut out, text)
-                .and_then(|()| out.flush())
-                .is_err()
-            {
-                self.stdout_gone = true;
-            }
+            visible::write(&mut out, text).and_then(|()| out.flush())
+        };
+        self.stdout_written(written);
+    }
+
+    /// Keeps the first failed write to stdout.
+    fn stdout_written(&mut self, written: std::io::Result<()>) {
+        if let (Err(error), None) = (written, &self.stdout_error) {
+            self.stdout_error = Some(error);
         }
     }
 
-    /// Whether stdout's reader has gone (a write failed): there is nobody to show the rest to.
+    /// Whether a write to stdout failed (its reader has gone, or its disk is full): there is
+    /// nobody to show the rest to, or nowhere.
     pub(crate) fn stdout_gone(&self) -> bool {
-        self.stdout_gone
+        self.stdout_error.is_some()
+    }
+
+    /// Why a write to stdout failed, if one did.
+    pub(crate) fn stdout_error(&self) -> Option<&std::io::Error> {
+        self.stdout_error.as_ref()
     }
 
     /// Writes a line on stderr whatever the output mode (Ctrl-C, stopping).
@@ -686,8 +703,9 @@ impl Renderer {
         self.clear_spinner();
         self.end_line();
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}", Visible(line));
-        let _ = out.flush();
+        let written = writeln!(out, "{}", Visible(line)).and_then(|()| out.flush());
+        drop(out);
+        self.stdout_written(written);
     }
 
     /// Ends the answer's current line, if text is pending on it.

@@ -5,7 +5,8 @@ use std::io::Read;
 use std::io::Write;
 use std::process::ExitCode;
 
-use byre_session::driver::{Claude, Events, Options};
+use byre_session::driver::{Claude, Error as SessionError, Events, Options};
+use byre_transport::ExitInfo;
 use futures::{FutureExt, StreamExt};
 use tokio::sync::mpsc;
 
@@ -17,9 +18,17 @@ use crate::Setup;
 /// The exit status after the user quit with a second Ctrl-C (128 + SIGINT, as shells do).
 pub(crate) const QUIT_STATUS: u8 = 130;
 
-/// The exit status after stdout's reader went away (128 + SIGPIPE, as a process killed by the
-/// broken pipe would end).
+/// The exit status after a write to stdout failed: its reader went away (128 + SIGPIPE, as a
+/// process killed by the broken pipe would end), or its disk is full.
 pub(crate) const STDOUT_GONE_STATUS: u8 = 141;
+
+/// The exit status when the answer was fine but byre did not write everything for the user:
+/// transcript lines (a full disk) or session entries for the store (it failed, or was too
+/// slow). `EX_IOERR` of `sysexits.h`.
+pub(crate) const NOT_WRITTEN_STATUS: u8 = 74;
+
+/// How often, at most, a close that waits for the session store says how much still waits.
+const BACKLOG_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Runs `prompt` (`-` reads it from stdin) to its result, and then, unless `no_wait`, until
 /// the CLI says the run is idle: the background tasks the prompt started, and the turns the
@@ -53,28 +62,99 @@ pub(crate) async fn run(
     renderer.finish();
     // The counts of `stats` output are written last: their reader may be gone too.
     let end = match end {
-        TurnEnd::Done(_) if renderer.stdout_gone() => TurnEnd::StdoutGone,
+        TurnEnd::Done(_) if renderer.stdout_gone() => stdout_gone(&claude, &mut renderer).await,
         end => end,
     };
     match end {
         TurnEnd::Quit => Ok(ExitCode::from(QUIT_STATUS)),
         TurnEnd::StdoutGone => Ok(ExitCode::from(STDOUT_GONE_STATUS)),
-        TurnEnd::Ended => Err(ended(&claude).await),
+        TurnEnd::Ended => Err(ended(&claude, &mut renderer).await),
         TurnEnd::Done(result) => {
-            // The CLI exits 1 after an error result; the result already said why.
-            let _ = claude.close().await;
+            let lost = close(&claude, &mut renderer).await;
             if result.not_logged_in {
                 return Err(CliError::NotLoggedIn);
             }
             if structured && !result.is_error() {
-                print_structured(&result)?;
+                match print_structured(&result) {
+                    Ok(()) => {}
+                    Err(CliError::Stdout(error)) => {
+                        renderer.say(&format!("byre: cannot write to stdout: {error}"));
+                        return Ok(ExitCode::from(STDOUT_GONE_STATUS));
+                    }
+                    Err(other) => return Err(other),
+                }
             }
             Ok(if result.is_error() {
                 ExitCode::FAILURE
+            } else if lost {
+                ExitCode::from(NOT_WRITTEN_STATUS)
             } else {
                 ExitCode::SUCCESS
             })
         }
+    }
+}
+
+/// Closes the session (`now`: terminates it). While the close waits for the session store,
+/// what still waits is shown on stderr, at most once a second. What was not written
+/// (transcript lines, store entries) is shown too; whether anything was lost.
+pub(crate) async fn close(claude: &Claude, renderer: &mut Renderer) -> bool {
+    closed(claude.close(), claude, renderer).await
+}
+
+/// [`close`] for a close under way (`closing`).
+async fn closed(
+    closing: impl std::future::Future<Output = Result<ExitInfo, SessionError>>,
+    claude: &Claude,
+    renderer: &mut Renderer,
+) -> bool {
+    match with_backlog(closing, claude, renderer).await {
+        Err(SessionError::NotWritten(lost)) => {
+            renderer.say(&format!("byre: not everything was written: {lost}"));
+            true
+        }
+        // The CLI's own end after a result adds nothing (it exits 1 after an error result,
+        // which said why already).
+        Ok(_) | Err(_) => false,
+    }
+}
+
+/// Waits for `closing`, saying what still waits for the session store every
+/// [`BACKLOG_EVERY`] while it does.
+async fn with_backlog<T>(
+    closing: impl std::future::Future<Output = T>,
+    claude: &Claude,
+    renderer: &mut Renderer,
+) -> T {
+    let mut closing = std::pin::pin!(closing);
+    let mut ticks =
+        tokio::time::interval_at(tokio::time::Instant::now() + BACKLOG_EVERY, BACKLOG_EVERY);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        tokio::select! {
+            done = &mut closing => return done,
+            _ = ticks.tick() => {
+                if let Some(backlog) = claude.store_backlog().filter(|b| b.entries > 0) {
+                    renderer.say(&format!(
+                        "byre: waiting for the session store: {} still to store ({})",
+                        match backlog.entries {
+                            1 => "1 entry".to_owned(),
+                            n => format!("{n} entries"),
+                        },
+                        size(backlog.bytes)
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// A size in bytes, for people: `812 B`, `4.2 KiB`, `31.0 MiB`.
+fn size(bytes: usize) -> String {
+    match bytes {
+        n if n < 1024 => format!("{n} B"),
+        n if n < 1024 * 1024 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n => format!("{:.1} MiB", n as f64 / (1024.0 * 1024.0)),
     }
 }
 
@@ -182,11 +262,19 @@ pub(crate) async fn drive_turn(
     }
 }
 
-/// stdout's reader has gone: nobody sees the rest of the answer, so the CLI is stopped at once
-/// (it would otherwise work, and spend, to the end of the turn).
-async fn stdout_gone(claude: &Claude, renderer: &mut Renderer) -> TurnEnd {
-    renderer.say("byre: stdout was closed; stopping the CLI");
-    let _ = claude.terminate().await;
+/// A write to stdout failed (its reader has gone, or its disk is full): nobody sees the rest
+/// of the answer, so the CLI is stopped at once (it would otherwise work, and spend, to the
+/// end of the turn). What was not written besides is shown.
+pub(crate) async fn stdout_gone(claude: &Claude, renderer: &mut Renderer) -> TurnEnd {
+    let why = match renderer.stdout_error() {
+        Some(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+            "stdout was closed".to_owned()
+        }
+        Some(error) => format!("cannot write to stdout ({error})"),
+        None => "stdout is gone".to_owned(),
+    };
+    renderer.say(&format!("byre: {why}; stopping the CLI"));
+    closed(claude.terminate(), claude, renderer).await;
     TurnEnd::StdoutGone
 }
 
@@ -224,9 +312,21 @@ pub(crate) async fn drive_until_idle(
     }
 }
 
-/// The error for a CLI that exited in the middle of a turn.
-pub(crate) async fn ended(claude: &Claude) -> CliError {
-    match claude.close().await {
+/// The error for a CLI that exited in the middle of a turn (what was not written besides is
+/// shown).
+pub(crate) async fn ended(claude: &Claude, renderer: &mut Renderer) -> CliError {
+    let end = match with_backlog(claude.close(), claude, renderer).await {
+        Err(SessionError::NotWritten(lost)) => {
+            renderer.say(&format!("byre: not everything was written: {lost}"));
+            match (&lost.failure, &lost.exit) {
+                (Some(failure), _) => Err(failure.clone()),
+                (None, Some(exit)) => Ok(exit.clone()),
+                (None, None) => Err(SessionError::NotWritten(lost.clone())),
+            }
+        }
+        end => end,
+    };
+    match end {
         Err(error) => CliError::Session(error),
         Ok(exit) => CliError::Exited(format!(
             "the CLI exited ({}) in the middle of the turn; stderr: {}",

@@ -50,6 +50,7 @@ mod run;
 mod settings;
 mod store;
 mod turn;
+mod unwritten;
 mod writer;
 
 #[cfg(feature = "mcp")]
@@ -63,3 +64,4 @@ pub use pool::Pool;
 pub use query::{query, Query};
 pub use settings::{Sandbox, SandboxNetwork, Skills};
 pub use turn::{Turn, TurnError, TurnOutput};
+pub use unwritten::{NotWritten, StoreBacklog, TranscriptLoss};

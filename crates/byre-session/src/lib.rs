@@ -60,12 +60,15 @@
 pub use crate::assembly::AssemblyEvent;
 #[cfg(feature = "driver")]
 pub use crate::driver::{
-    new_session_id, query, Claude, Error, Events, Fault, HandlerError, Hook, Options, Pool, Query,
-    Sandbox, SandboxNetwork, Skills, Turn, TurnError, TurnOutput, UsageError,
+    new_session_id, query, Claude, Error, Events, Fault, HandlerError, Hook, NotWritten, Options,
+    Pool, Query, Sandbox, SandboxNetwork, Skills, StoreBacklog, TranscriptLoss, Turn, TurnError,
+    TurnOutput, UsageError,
 };
 #[cfg(feature = "mcp")]
 pub use crate::mcp::{McpServer, Tool, ToolOutput};
-pub use crate::session::{CliSupport, Event, MirrorFlush, NEWEST_TESTED_CLI, OLDEST_SUPPORTED_CLI};
+pub use crate::session::{
+    CliSupport, Event, MirrorFlush, StoreLoss, NEWEST_TESTED_CLI, OLDEST_SUPPORTED_CLI,
+};
 pub use crate::turns::TurnEvent;
 /// The wire types (byre-proto), for everything the root does not re-export.
 pub use byre_proto as proto;

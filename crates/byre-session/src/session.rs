@@ -8,7 +8,8 @@
 //! - **inputs** — [`Session::handle_message`] for every message read from the CLI,
 //!   [`Session::handle_bad_line`] for a line that is not one,
 //!   [`Session::handle_timeout`] when the time given by [`Session::poll_timeout`] has come,
-//!   [`Session::handle_exit`] when the CLI has exited;
+//!   [`Session::handle_exit`] when the CLI has exited, [`Session::mirror_failed`] and
+//!   [`Session::transcript_failed`] when a write the driver makes for the user failed;
 //! - **commands** — [`Session::send_user`], [`Session::request`], [`Session::answer`],
 //!   [`Session::cancel`];
 //! - **outputs** — [`Session::poll_transmit`] (lines to write on the CLI's stdin, in order),
@@ -67,7 +68,7 @@ mod pending;
 mod requests;
 mod versions;
 
-pub use self::mirror::{MirrorBatch, MirrorConfig, MirrorFlush};
+pub use self::mirror::{MirrorBatch, MirrorConfig, MirrorFlush, StoreLoss, STORE_LOSS_KEYS};
 use self::outputs::AsEvents;
 pub use self::outputs::{
     Action, Answer, Event, ProtocolViolation, RequestFailure, StartFailure, UsageError,
@@ -185,6 +186,8 @@ pub struct Session<T = ()> {
     answered: VecDeque<RequestId>,
     /// The mirrored entries waiting to go out, when mirroring.
     mirror: Option<mirror::Mirror>,
+    /// What did not reach the store, per transcript.
+    store_lost: mirror::StoreLosses,
 }
 
 /// How many answered request ids a session remembers.
@@ -230,6 +233,7 @@ impl<T> Session<T> {
             events: VecDeque::new(),
             answered: VecDeque::new(),
             mirror: None,
+            store_lost: mirror::StoreLosses::default(),
         };
         session.mirror = session.config.mirror.clone().map(mirror::Mirror::new);
         let init = HostRequest::Initialize(session.config.initialize.clone());
@@ -370,6 +374,19 @@ impl<T> Session<T> {
                 len,
                 why: why.into(),
             }));
+    }
+
+    /// The transcript at `path` could not be written (`error` says why): reported as
+    /// [`Event::TranscriptFailed`]. The driver calls it once, at the first failed write.
+    pub fn transcript_failed(
+        &mut self,
+        path: impl Into<std::path::PathBuf>,
+        error: impl Into<String>,
+    ) {
+        self.events.push_back(Event::TranscriptFailed {
+            path: path.into(),
+            error: error.into(),
+        });
     }
 
     /// Takes a line over the length limit (skipped by the framing layer): reported like any

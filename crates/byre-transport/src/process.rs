@@ -50,8 +50,16 @@ pub struct ProcessOptions {
     /// a panic with `abort`, `std::process::exit` without closing the session). Default
     /// `true`. It costs one small process per session and is stopped with the group. On Linux
     /// it also ends the processes carrying the CLI's tag
-    /// ([`tag_descendants`](ProcessOptions::tag_descendants)).
+    /// ([`tag_descendants`](ProcessOptions::tag_descendants)), and it removes the
+    /// [`watchdog_removes`](ProcessOptions::watchdog_removes) paths.
     pub watchdog: bool,
+    /// Folders the watchdog removes (`rm -rf`) when this process is gone without having
+    /// stopped the CLI: scratch folders that must not outlive it, such as the scratch config
+    /// (with a copy of the sign-in) a stored session is resumed from. Removed once the CLI's
+    /// group has been sent SIGTERM, and again before the SIGKILL, in case a CLI that was
+    /// stopping wrote there meanwhile. Nothing is removed when byre stops the CLI itself: the
+    /// owner of the folder removes it then. Empty by default.
+    pub watchdog_removes: Vec<PathBuf>,
     /// Whether a local CLI's descendants are tagged (Linux only): the CLI's environment gets
     /// [`PROCESS_TAG_VAR`](crate::PROCESS_TAG_VAR) with a random value, which every process it
     /// starts inherits unless it clears it, and each signal that stops the CLI's process group
@@ -77,6 +85,7 @@ impl Default for ProcessOptions {
             term_grace: Duration::from_secs(5),
             stdout_pipe_size: Some(256 * 1024),
             watchdog: true,
+            watchdog_removes: Vec::new(),
             tag_descendants: true,
         }
     }
@@ -91,6 +100,7 @@ impl fmt::Debug for ProcessOptions {
             .field("term_grace", &self.term_grace)
             .field("stdout_pipe_size", &self.stdout_pipe_size)
             .field("watchdog", &self.watchdog)
+            .field("watchdog_removes", &self.watchdog_removes)
             .field("tag_descendants", &self.tag_descendants)
             .finish()
     }
@@ -232,6 +242,7 @@ impl CliProcess {
         let request = SpawnRequest::new(launch)
             .with_stdout_pipe_size(options.stdout_pipe_size)
             .with_watchdog(options.watchdog)
+            .with_watchdog_removes(options.watchdog_removes.clone())
             .with_tag_descendants(options.tag_descendants);
         let spawned = spawn_local(argv, launch, true, &request)?;
         Ok(Self::from_spawned(spawned, options))
@@ -246,6 +257,7 @@ impl CliProcess {
         let request = SpawnRequest::new(launch)
             .with_stdout_pipe_size(options.stdout_pipe_size)
             .with_watchdog(options.watchdog)
+            .with_watchdog_removes(options.watchdog_removes.clone())
             .with_tag_descendants(options.tag_descendants);
         let spawned = spawner.spawn(request).await?;
         Ok(Self::from_spawned(spawned, options))

@@ -41,6 +41,9 @@ pub struct SpawnRequest<'a> {
     /// Whether a local CLI gets a watchdog that ends its process group when this process dies
     /// ([`ProcessOptions::watchdog`](crate::ProcessOptions::watchdog)).
     pub watchdog: bool,
+    /// Folders a local CLI's watchdog removes when this process dies
+    /// ([`ProcessOptions::watchdog_removes`](crate::ProcessOptions::watchdog_removes)).
+    pub watchdog_removes: Vec<PathBuf>,
     /// Whether a local CLI's descendants are tagged, so that stopping it ends those that left
     /// its process group too (Linux;
     /// [`ProcessOptions::tag_descendants`](crate::ProcessOptions::tag_descendants)).
@@ -55,6 +58,7 @@ impl<'a> SpawnRequest<'a> {
             args: launch.args(),
             stdout_pipe_size: None,
             watchdog: true,
+            watchdog_removes: Vec::new(),
             tag_descendants: true,
         }
     }
@@ -74,6 +78,12 @@ impl<'a> SpawnRequest<'a> {
     /// The same request with a watchdog or without.
     pub fn with_watchdog(mut self, watchdog: bool) -> Self {
         self.watchdog = watchdog;
+        self
+    }
+
+    /// The same request with folders for the watchdog to remove when this process dies.
+    pub fn with_watchdog_removes(mut self, paths: Vec<PathBuf>) -> Self {
+        self.watchdog_removes = paths;
         self
     }
 
@@ -432,7 +442,7 @@ pub(crate) fn spawn_local(
         crate::process::resize_pipe(&stdout, size);
     }
     let watchdog = match request.watchdog {
-        true => watchdog(pid, tag.as_ref().map(Tag::value)),
+        true => watchdog(pid, tag.as_ref().map(Tag::value), &request.watchdog_removes),
         false => None,
     };
     let stderr = child.stderr.take().map(|e| Box::new(e) as CliOutput);
@@ -454,7 +464,8 @@ pub(crate) fn spawn_local(
 /// What the watchdog runs. It waits for the end of its input (the write end is this process's
 /// alone, so the end comes when this process exits, however it dies, SIGKILL included), then
 /// ends the process group it belongs to, the CLI's: SIGTERM, and SIGKILL two seconds later,
-/// itself last (it ignores SIGTERM to get there). On Linux each signal also goes to every
+/// itself last (it ignores SIGTERM to get there). The folders given after the group's id are
+/// removed after the SIGTERM, and again once the CLI is killed, before the rest of the group. On Linux each signal also goes to every
 /// process whose environment holds `$BYRE_WATCHDOG_SWEEP` (the CLI's tag entry) and to the
 /// group each leads but the CLI's own (ended last, with the watchdog); after SIGKILL it looks
 /// again while a look finds a process it has not signalled yet (at most 8 times), as `sweep`
@@ -463,6 +474,7 @@ pub(crate) fn spawn_local(
 const WATCHDOG_SCRIPT: &str = concat!(
     "trap '' TERM\n",
     "group=$1 seen=\n",
+    "shift\n",
     "sweep() {\n",
     "  [ -n \"$BYRE_WATCHDOG_SWEEP\" ] || return 1\n",
     // grep fails for a process that ended since the list was made, so its status says little.
@@ -479,13 +491,17 @@ const WATCHDOG_SCRIPT: &str = concat!(
     "}\n",
     "while read -r _; do :; done\n",
     "kill -TERM -\"$group\"; sweep TERM\n",
+    "[ $# -eq 0 ] || rm -rf -- \"$@\"\n",
     "sleep 2\n",
     "seen=; n=0; while [ $n -lt 8 ] && sweep KILL; do n=$((n + 1)); done\n",
+    "kill -KILL \"$group\" 2>/dev/null\n",
+    "[ $# -eq 0 ] || rm -rf -- \"$@\"\n",
     "kill -KILL -\"$group\"\n",
 );
 
 /// Starts the watchdog of the process group `pgid`, in that group (so that stopping the group
-/// stops it too, and the group's id cannot be reused while it runs), sweeping for `tag` too.
+/// stops it too, and the group's id cannot be reused while it runs), sweeping for `tag` too
+/// and removing the folders `removes` when this process dies.
 /// `None` where it cannot start (no `/bin/sh`, or the CLI already exited): the CLI then runs
 /// without one.
 ///
@@ -494,7 +510,7 @@ const WATCHDOG_SCRIPT: &str = concat!(
 /// byre kills at the end of every session (or, when the input closes without that, it ends
 /// the group itself, and then exits).
 #[cfg(unix)]
-fn watchdog(pgid: u32, tag: Option<&str>) -> Option<Watchdog> {
+fn watchdog(pgid: u32, tag: Option<&str>, removes: &[PathBuf]) -> Option<Watchdog> {
     if pgid == 0 {
         return None;
     }
@@ -502,6 +518,7 @@ fn watchdog(pgid: u32, tag: Option<&str>) -> Option<Watchdog> {
     command
         .args(["-c", WATCHDOG_SCRIPT, "byre-watchdog"])
         .arg(pgid.to_string())
+        .args(removes)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -528,7 +545,7 @@ fn watchdog(pgid: u32, tag: Option<&str>) -> Option<Watchdog> {
 const WATCHDOG_SWEEP_VAR: &str = "BYRE_WATCHDOG_SWEEP";
 
 #[cfg(not(unix))]
-fn watchdog(_pgid: u32, _tag: Option<&str>) -> Option<Watchdog> {
+fn watchdog(_pgid: u32, _tag: Option<&str>, _removes: &[PathBuf]) -> Option<Watchdog> {
     None
 }
 

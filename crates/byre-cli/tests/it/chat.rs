@@ -97,6 +97,14 @@ async fn chat_interrupts_a_slow_stream_then_switches_model_and_forks() {
     ] {
         assert!(kept.contains(line), "{line:?} is not in {kept:?}");
     }
+    #[cfg(unix)]
+    {
+        // The prompts are the user's alone: the file and the folders made for it are private.
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&history), 0o600);
+        assert_eq!(mode(history.parent().unwrap()), 0o700);
+    }
     let mut chat = Terminal::spawn(&offline, &["chat"]);
     chat.expect("> ");
     chat.type_text("\x1b[A\x1b[A\r");

@@ -12,3 +12,4 @@ mod signals;
 mod store;
 mod support;
 mod terminal;
+mod unwritten;

@@ -415,3 +415,80 @@ async fn a_store_that_refuses_connections_fails_the_start_within_seconds() {
     );
     assert!(offline.model.message_requests().is_empty());
 }
+
+/// The scratch configs (`byre-resume-*`) in `tmp`.
+fn scratch_configs(tmp: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| name.starts_with(byre_transport::store::SCRATCH_PREFIX))
+        .collect()
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_during_a_store_resume_leaves_no_scratch_config_behind() {
+    use byre_testkit::{Block, MessageReply};
+    use tokio::io::AsyncReadExt;
+    // The resumed turn streams its answer slowly: byre is in the middle of it when killed.
+    let slow = MessageReply {
+        blocks: vec![Block::text("word ".repeat(300))],
+        chunk_size: 5,
+        chunk_delay_ms: 100,
+        ..MessageReply::default()
+    };
+    let script = Script::new()
+        .rule(Rule::when(Match::user_text_contains("second")).reply(Reply::Message(slow)))
+        .rule(Rule::any().reply(Reply::text("Answer one: heron.")));
+    let offline = Offline::start(script).await;
+    let store_dir = tempfile_dir();
+    let url = format!("file://{}", store_dir.path().display());
+    let first = output(
+        offline.run(&["--store", &url, "--store-project", "repo", "first question"]),
+        None,
+    )
+    .await;
+    assert!(first.status.success(), "{first:?}");
+    let session = first.session();
+
+    let tmp = tempfile_dir();
+    let mut command = offline.run(&[
+        "--store",
+        &url,
+        "--store-project",
+        "repo",
+        "--resume",
+        &session,
+        "second question",
+    ]);
+    command
+        .env("TMPDIR", tmp.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut byre = command.spawn().expect("byre starts");
+    // The answer streams: the CLI runs on the scratch config.
+    let mut stdout = byre.stdout.take().unwrap();
+    let mut first_bytes = [0; 10];
+    tokio::time::timeout(RUN_TIMEOUT, stdout.read_exact(&mut first_bytes))
+        .await
+        .expect("the answer starts in time")
+        .expect("the answer streams");
+    assert_eq!(
+        scratch_configs(tmp.path()).len(),
+        1,
+        "a scratch config while it runs"
+    );
+    byre.start_kill().expect("byre takes SIGKILL");
+    byre.wait().await.unwrap();
+    // Its watchdog removes it (after its SIGTERM to the CLI's group).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !scratch_configs(tmp.path()).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "left behind: {:?}",
+            scratch_configs(tmp.path())
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}

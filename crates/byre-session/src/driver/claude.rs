@@ -21,6 +21,7 @@ use super::options::{
     launch_note, route_questions, HookHandler, McpHandlerFactory, Options, Outbox,
 };
 use super::run::Driver;
+use super::unwritten::{Backlog, StoreBacklog, Transcript};
 use super::{queue, reader};
 use crate::session::{Event, Session, SessionConfig};
 
@@ -79,6 +80,8 @@ pub struct Claude {
     pub(super) sent_mcp_servers: bool,
     /// Every prompt is sent as written ([`Options::verbatim_prompts`]).
     pub(super) verbatim: bool,
+    /// What waits for the session store, when there is one.
+    pub(super) store_backlog: Option<Arc<Backlog>>,
 }
 
 /// A change to the session's MCP servers.
@@ -181,14 +184,15 @@ impl Claude {
         }
         // Created first, so that its times count from the start of the process.
         let mut transcript = match &options.transcript {
-            Some(path) => Some(
+            Some(path) => Some(Transcript::new(
                 TranscriptWriter::create(path)
                     .map_err(|e| Error::Transcript {
                         path: path.clone(),
                         source: Arc::new(e),
                     })?
                     .keep_stream_events(options.transcript_stream_events),
-            ),
+                path,
+            )),
             None => None,
         };
         let mcp_set = match options.launch.mcp_config() {
@@ -213,16 +217,22 @@ impl Claude {
             .spawn
             .clone()
             .unwrap_or_else(|| Arc::new(byre_transport::Local));
-        let mut process = CliProcess::start(&*spawner, &options.launch, options.process.clone())
+        let mut process_options = options.process.clone();
+        // A scratch config holds a copy of the sign-in: the watchdog removes it if this
+        // process dies without removing it itself.
+        if let Some(scratch) = store.as_ref().and_then(|run| run.scratch.as_ref()) {
+            (process_options.watchdog_removes).push(scratch.config_dir().to_path_buf());
+        }
+        let mut process = CliProcess::start(&*spawner, &options.launch, process_options)
             .await
             .map_err(Error::from)?;
         if let (Some(t), true) = (&mut transcript, options.transcript_launch) {
-            let _ = t.record_note(&launch_note(process.argv()));
+            t.note(&launch_note(process.argv()));
             let cwd = match &options.launch.cwd {
                 Some(cwd) => cwd.clone(),
                 None => std::env::current_dir().unwrap_or_default(),
             };
-            let _ = t.record_note(&format!("cwd: {}", cwd.display()));
+            t.note(&format!("cwd: {}", cwd.display()));
         }
         if let Some(questions) = options.questions.take() {
             let permissions = options.handlers.remove("can_use_tool");
@@ -266,6 +276,7 @@ impl Claude {
             .map(|(name, factory)| (name.clone(), factory(outbox.clone())))
             .collect();
         let shared = Arc::new(Mutex::new(Shared::default()));
+        let store_backlog = store.as_ref().map(|run| run.worker.progress());
         let (ready_tx, ready_rx) = watch::channel(None);
         let (writer, writer_task) = super::writer::Writer::spawn(stdin);
         let mut session = Session::with_data(config, Instant::now());
@@ -318,6 +329,7 @@ impl Claude {
             sent_settings: initialize_settings,
             sent_mcp_servers: initialize_mcp,
             verbatim: options.verbatim_prompts,
+            store_backlog,
         };
         let events = Events {
             rx: events_rx,
@@ -741,6 +753,13 @@ impl Claude {
             .send(Command::Close(tx, true))
             .map_err(|_| Error::Closed(self.ended()))?;
         rx.await.map_err(|_| Error::Closed(self.ended()))?
+    }
+
+    /// What waits for the session store: entries handed to it and not yet stored or failed
+    /// (`None` without a store). A close waits for them (at most 120 s, then reports what
+    /// did not get there); a program can show this meanwhile, as `byre run` does.
+    pub fn store_backlog(&self) -> Option<StoreBacklog> {
+        self.store_backlog.as_ref().map(|b| b.now())
     }
 
     fn ended(&self) -> String {

@@ -13,6 +13,7 @@ use super::claude::{Command, Direct};
 use super::error::Error;
 use super::reader;
 use super::run::Driver;
+use super::unwritten::{NotWritten, Transcript};
 use super::writer::Undelivered;
 
 /// After the CLI has exited, how long its stdout may stay quiet before byre stops reading it:
@@ -94,12 +95,12 @@ impl Driver {
         // An `initialize` still waiting fails as the core says.
         self.settle().await;
         self.finish_mirror().await;
-        let waiters = std::mem::take(&mut self.exit_waiters);
-        for waiter in waiters {
-            let _ = waiter.send(self.exit.clone().ok_or_else(|| Error::Closed(why.clone())));
-        }
-        if let Some(t) = &mut self.transcript {
-            let _ = t.flush();
+        self.flush_transcript();
+        let result = self.exit.clone().ok_or_else(|| Error::Closed(why.clone()));
+        let result = self.with_losses(result);
+        for waiter in std::mem::take(&mut self.exit_waiters) {
+            // A caller that stopped waiting has nothing to be told.
+            let _ = waiter.send(result.clone());
         }
     }
 
@@ -141,20 +142,17 @@ impl Driver {
                 .stop(process, now)
                 .await
                 .map_err(|e| Error::Closed(e.to_string())),
-            None => self.ended_result(),
+            None => self.ended_base(),
         };
         // A write may have failed while the CLI stopped (it exited with lines still queued).
         if let Some(undelivered) = self.writer_task.try_failed() {
             self.note_undelivered(&undelivered);
         }
-        self.end("closed by the host", &result).await;
+        let result = self.end("closed by the host", result).await;
         // A consumer that stopped reading must not make `close` wait forever: the last events
         // go in over the queue's capacity.
         self.events.push_all(self.session.events_mut());
         self.seen = 0;
-        if let Some(t) = &mut self.transcript {
-            let _ = t.flush();
-        }
         result
     }
 
@@ -186,10 +184,9 @@ impl Driver {
             exit: exit.ok(),
         };
         self.shared.lock().expect("shared state").failure = Some(error.clone());
-        self.end(&error.to_string(), &Err(error.clone())).await;
-        if let Some(t) = &mut self.transcript {
-            let _ = t.flush();
-        }
+        // Its waiters are answered there; the session's end is told to later calls by
+        // `ended_result`.
+        let _ended = self.end(&error.to_string(), Err(error.clone())).await;
         true
     }
 
@@ -201,7 +198,7 @@ impl Driver {
         let mut count = 0;
         for line in undelivered.lines() {
             count += 1;
-            let _ = t.record_note(&format!(
+            t.note(&format!(
                 "not delivered ({}): {}",
                 undelivered.error,
                 String::from_utf8_lossy(line)
@@ -210,22 +207,49 @@ impl Driver {
         count
     }
 
-    /// How the session ended, for a `close` or `wait` that comes after the CLI is gone.
+    /// How the session ended, for a `close` or `wait` that comes after the CLI is gone
+    /// ([`Error::NotWritten`] when it lost transcript lines or store entries).
     pub(super) fn ended_result(&self) -> Result<ExitInfo, Error> {
+        self.with_losses(self.ended_base())
+    }
+
+    /// How the session ended, leaving out what it did not write.
+    fn ended_base(&self) -> Result<ExitInfo, Error> {
         let shared = self.shared.lock().expect("shared state");
-        if let Some(failure) = &shared.failure {
-            return Err(failure.clone());
-        }
-        match &self.exit {
-            Some(exit) => Ok(exit.clone()),
-            None => Err(Error::Closed(shared.ended.clone().unwrap_or_default())),
+        match (&shared.failure, &self.exit) {
+            (Some(failure), _) => Err(failure.clone()),
+            (None, Some(exit)) => Ok(exit.clone()),
+            (None, None) => Err(Error::Closed(shared.ended.clone().unwrap_or_default())),
         }
     }
 
+    /// `result`, or [`Error::NotWritten`] holding it when the transcript lost lines or the
+    /// store entries.
+    pub(super) fn with_losses(&self, result: Result<ExitInfo, Error>) -> Result<ExitInfo, Error> {
+        let transcript = self.transcript.as_ref().and_then(Transcript::loss);
+        let store = self.session.store_losses();
+        if transcript.is_none() && store.is_empty() {
+            return result;
+        }
+        let (exit, failure) = match result {
+            Ok(exit) => (Some(exit), None),
+            // Counted afresh: more may have been lost since.
+            Err(Error::NotWritten(before)) => (before.exit.clone(), before.failure.clone()),
+            Err(error) => (self.exit.clone(), Some(error)),
+        };
+        Err(Error::NotWritten(Arc::new(NotWritten {
+            exit,
+            failure,
+            transcript,
+            store: store.to_vec(),
+        })))
+    }
+
     /// Ends the session once the CLI is stopped: the core fails what still waits, the handle
-    /// learns `why` (unless it knows a reason already), and every `close` and `wait` gets
-    /// `result`.
-    async fn end(&mut self, why: &str, result: &Result<ExitInfo, Error>) {
+    /// learns `why` (unless it knows a reason already), what waits for the store gets there
+    /// (or is reported), the transcript is flushed, and every `close` and `wait` gets how it
+    /// ended: `result`, or [`Error::NotWritten`] holding it. Returns that.
+    async fn end(&mut self, why: &str, result: Result<ExitInfo, Error>) -> Result<ExitInfo, Error> {
         self.session.handle_exit(why);
         self.shared
             .lock()
@@ -233,11 +257,15 @@ impl Driver {
             .ended
             .get_or_insert_with(|| why.to_owned());
         self.running.abort_all();
-        for waiter in std::mem::take(&mut self.exit_waiters) {
-            let _ = waiter.send(result.clone());
-        }
         self.settle().await;
         self.finish_mirror().await;
+        self.flush_transcript();
+        let result = self.with_losses(result);
+        for waiter in std::mem::take(&mut self.exit_waiters) {
+            // A caller that stopped waiting has nothing to be told.
+            let _ = waiter.send(result.clone());
+        }
+        result
     }
 
     /// Stops the CLI: SIGTERM to its group after the exit grace (`now`: at once), SIGKILL

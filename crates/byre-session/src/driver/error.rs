@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use byre_transport::{ExitInfo, LaunchError};
 
+use super::unwritten::NotWritten;
 use crate::session::RequestFailure;
 
 /// Why a session call failed, split by fault.
@@ -141,6 +142,12 @@ pub enum Error {
         /// How the CLI ended once stopped (`None` when it could not be waited for).
         exit: Option<ExitInfo>,
     },
+    /// The session did not write everything for the user: transcript lines (a full disk) or
+    /// entries for the session store (it failed, or was too slow). Given by
+    /// [`Claude::close`](crate::Claude::close) and [`Claude::wait`](crate::Claude::wait)
+    /// even when the CLI itself ended well; what was lost, and how the CLI ended, are inside.
+    #[error("not everything was written: {0}")]
+    NotWritten(Arc<NotWritten>),
 }
 
 /// How a stopped CLI ended, for a message: its status and its stderr tail.
@@ -278,6 +285,9 @@ pub enum Fault {
     Timeout,
     /// The CLI exited, closed its input, or the session was closed: the session is over.
     Exited,
+    /// A write byre makes for the user failed (the transcript on a full disk, the session
+    /// store): the session itself may have gone well.
+    NotWritten,
 }
 
 impl Error {
@@ -300,6 +310,7 @@ impl Error {
                 RequestFailure::NotSent(_) => Fault::Usage,
             },
             Error::Closed(_) | Error::InputClosed { .. } => Fault::Exited,
+            Error::NotWritten(_) => Fault::NotWritten,
         }
     }
 

@@ -75,7 +75,9 @@ impl Query {
     }
 
     /// Reads the rest of the turn to its result, calling `on_text` with each piece of the
-    /// answer's text as it arrives, and gives the outcome (as [`finish`](Query::finish)).
+    /// answer's text as it arrives, and gives the outcome (as [`finish`](Query::finish)). A
+    /// turn that went well but whose transcript lines or store entries were not all written
+    /// gives [`TurnError::Session`] with [`Error::NotWritten`](crate::Error::NotWritten).
     pub async fn on_text(mut self, on_text: impl FnMut(&str)) -> Result<TurnOutput, TurnError> {
         if self.ended {
             if let Some(closing) = self.closing.take() {
@@ -84,8 +86,12 @@ impl Query {
             return Err(TurnError::Ended);
         }
         let outcome = self.events.turn().on_text(on_text).await;
-        let _ = self.claude.close().await;
-        outcome
+        match (outcome, self.claude.close().await) {
+            (Ok(_), Err(lost @ crate::Error::NotWritten(_))) => Err(TurnError::Session(lost)),
+            // The CLI's end after the result (an exit status of 1 after an error result) adds
+            // nothing to the outcome.
+            (outcome, _) => outcome,
+        }
     }
 
     /// The turn is over: close the session while the stream is polled to its end.

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use byre_proto::{CliRequest, HostMessage, HostRequest, RawJson};
-use byre_transport::{CliProcess, ExitInfo, Frame, TranscriptWriter};
+use byre_transport::{CliProcess, ExitInfo, Frame};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
@@ -17,6 +17,7 @@ use super::claude::{Command, Direct, Ready, Shared};
 use super::ending::{child_exit, DRAIN_MAX, DRAIN_QUIET};
 use super::error::Error;
 use super::options::{HookHandler, Outbox, RequestHandler};
+use super::unwritten::Transcript;
 use super::{queue, reader};
 use crate::correlation::RequestId;
 use crate::session::{
@@ -74,7 +75,7 @@ pub(super) struct Driver {
     pub(super) running: JoinSet<(RequestId, Result<Value, String>)>,
     pub(super) running_ids: HashMap<RequestId, tokio::task::AbortHandle>,
     pub(super) shared: Arc<Mutex<Shared>>,
-    pub(super) transcript: Option<TranscriptWriter>,
+    pub(super) transcript: Option<Transcript>,
     pub(super) ready: watch::Sender<Ready>,
     pub(super) lines_read: u64,
     /// The session being resumed, to name it when the CLI does not have it.
@@ -227,6 +228,7 @@ impl Driver {
     /// Drains the core's outputs: writes what it transmits, carries out its actions and looks
     /// at the new events (for tracing and the handle's session id).
     pub(super) async fn settle(&mut self) {
+        self.report_transcript();
         loop {
             self.flush_transmit().await;
             self.observe_events();
@@ -456,7 +458,7 @@ impl Driver {
             Frame::Message { message, misfits } => {
                 self.lines_read += 1;
                 if let (Some(t), Some(bytes)) = (&mut self.transcript, &line.bytes) {
-                    let _ = t.record_recv(bytes, &message);
+                    t.recv(bytes, &message);
                 }
                 if !misfits.is_empty() {
                     tracing::warn!(
@@ -471,7 +473,7 @@ impl Driver {
             }
             Frame::BadLine(bad) => {
                 if let Some(t) = &mut self.transcript {
-                    let _ = t.record_note(&format!("bad line from the CLI: {bad}"));
+                    t.note(&format!("bad line from the CLI: {bad}"));
                 }
                 let why = if bad.head.is_empty() {
                     bad.reason.to_string()
@@ -526,13 +528,13 @@ impl Driver {
             let starts = std::iter::once(0).chain(ends.iter().copied());
             for (start, end) in starts.zip(ends.iter().copied()) {
                 let text = &out[start..end - 1];
-                let _ = match self.writer {
-                    Some(_) => t.record_send_message(text),
-                    None => t.record_note(&format!(
+                match self.writer {
+                    Some(_) => t.send(text),
+                    None => t.note(&format!(
                         "stdin is closed, not sent: {}",
                         String::from_utf8_lossy(text)
                     )),
-                };
+                }
             }
         }
     }
@@ -654,8 +656,25 @@ impl Driver {
 
     pub(super) fn note(&mut self, text: &str) {
         if let Some(t) = &mut self.transcript {
-            let _ = t.record_note(text);
+            t.note(text);
         }
+    }
+
+    /// Hands the transcript's first failed write to the core, which reports it
+    /// ([`Event::TranscriptFailed`]), once.
+    pub(super) fn report_transcript(&mut self) {
+        if let Some((path, error)) = self.transcript.as_mut().and_then(Transcript::take_failure) {
+            tracing::warn!(path = %path.display(), %error, "the transcript could not be written");
+            self.session.transcript_failed(path, error);
+        }
+    }
+
+    /// Writes what the transcript holds buffered, and reports a failure.
+    pub(super) fn flush_transcript(&mut self) {
+        if let Some(t) = &mut self.transcript {
+            t.flush();
+        }
+        self.report_transcript();
     }
 
     /// Carries out a command that does not involve the session core.
@@ -665,7 +684,7 @@ impl Driver {
                 // Everything sent before it is written first.
                 self.flush_transmit().await;
                 if let Some(t) = &mut self.transcript {
-                    let _ = t.record_raw(&line);
+                    t.raw(&line);
                 }
                 if self.writer.is_none() {
                     self.note("stdin is closed: the raw line was not written");

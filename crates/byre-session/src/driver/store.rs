@@ -409,6 +409,8 @@ pub(super) struct MirrorWorker {
     /// Bytes of JSONL queued and not yet stored.
     backlog: Arc<AtomicUsize>,
     limit: usize,
+    /// What waits, for the handle ([`Claude::store_backlog`](crate::Claude::store_backlog)).
+    progress: Arc<super::unwritten::Backlog>,
     /// The task, until it has been waited for.
     task: Option<tokio::task::JoinHandle<()>>,
 }
@@ -425,6 +427,8 @@ impl MirrorWorker {
         let (failed, failures) = mpsc::unbounded_channel();
         let backlog = Arc::new(AtomicUsize::new(0));
         let waiting = backlog.clone();
+        let progress = Arc::new(super::unwritten::Backlog::default());
+        let left = progress.clone();
         let task = tokio::spawn(async move {
             while let Some(queued) = rx.recv().await {
                 let held = lease.as_ref().map_or(Ok(()), |lease| lease.check());
@@ -439,7 +443,10 @@ impl MirrorWorker {
                     // The receiver goes only with the worker, which waits for this task.
                     drop(failed.send((queued.key.clone(), entries, why)));
                 }
-                waiting.fetch_sub(queued.batch.bytes(), Ordering::Relaxed);
+                let (bytes, entries) = (queued.batch.bytes(), queued.batch.len());
+                waiting.fetch_sub(bytes, Ordering::Relaxed);
+                left.bytes.fetch_sub(bytes, Ordering::Relaxed);
+                left.entries.fetch_sub(entries, Ordering::Relaxed);
             }
         });
         MirrorWorker {
@@ -447,8 +454,14 @@ impl MirrorWorker {
             failures,
             backlog,
             limit,
+            progress,
             task: Some(task),
         }
+    }
+
+    /// What waits for the store, as the handle reads it.
+    pub(super) fn progress(&self) -> Arc<super::unwritten::Backlog> {
+        self.progress.clone()
     }
 
     /// Queues a batch (held as JSONL from now on); refused (and so reported) when the
@@ -473,12 +486,15 @@ impl MirrorWorker {
             batch: Batch::new(&batch.entries),
             key: batch.key,
         };
-        self.backlog
-            .fetch_add(queued.batch.bytes(), Ordering::Relaxed);
+        let (bytes, n) = (queued.batch.bytes(), queued.batch.len());
+        self.backlog.fetch_add(bytes, Ordering::Relaxed);
+        self.progress.bytes.fetch_add(bytes, Ordering::Relaxed);
+        self.progress.entries.fetch_add(n, Ordering::Relaxed);
         batches.send(queued).map_err(|failed| {
-            let Queued { key, batch } = failed.0;
-            self.backlog.fetch_sub(batch.bytes(), Ordering::Relaxed);
-            (key, batch.len(), "the mirror task has stopped".to_owned())
+            self.backlog.fetch_sub(bytes, Ordering::Relaxed);
+            self.progress.bytes.fetch_sub(bytes, Ordering::Relaxed);
+            self.progress.entries.fetch_sub(n, Ordering::Relaxed);
+            (failed.0.key, n, "the mirror task has stopped".to_owned())
         })
     }
 
@@ -549,6 +565,9 @@ impl super::run::Driver {
     /// gives the stored session's lease back.
     pub(super) async fn finish_mirror(&mut self) {
         let Some(run) = &mut self.store else { return };
+        // The CLI is gone: its scratch config (a copy of the sign-in) goes before the wait for
+        // the store, which a kill may cut short.
+        run.scratch = None;
         for (key, entries, why) in run.worker.finish(FINISH_WITHIN).await {
             self.session.mirror_failed(key, entries, why);
         }

@@ -157,6 +157,7 @@ impl<T> super::Session<T> {
                 CliMessage::TranscriptMirror(line) => line.entries.as_ref().map_or(0, Vec::len),
                 _ => 0,
             };
+            self.store_lost.add(None, entries, &error);
             self.events.push_back(super::Event::MirrorFailed {
                 key: None,
                 entries,
@@ -187,13 +188,71 @@ impl<T> super::Session<T> {
         }
     }
 
-    /// A mirror batch did not reach the store: reported as [`super::Event::MirrorFailed`].
+    /// A mirror batch did not reach the store: reported as [`super::Event::MirrorFailed`],
+    /// and counted in [`Session::store_losses`](super::Session::store_losses).
     pub fn mirror_failed(&mut self, key: SessionKey, entries: usize, error: impl Into<String>) {
+        let error = error.into();
+        self.store_lost.add(Some(&key), entries, &error);
         self.events.push_back(super::Event::MirrorFailed {
             key: Some(key),
             entries,
-            error: error.into(),
+            error,
         });
+    }
+
+    /// What did not reach the store so far, per transcript: every
+    /// [`super::Event::MirrorFailed`] counted, in bounded memory (the first
+    /// [`STORE_LOSS_KEYS`] transcripts each on their own, the rest together).
+    pub fn store_losses(&self) -> &[StoreLoss] {
+        &self.store_lost.0
+    }
+}
+
+/// Mirrored entries of one transcript that did not reach the store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoreLoss {
+    /// The transcript; `None` for entries of a mirror line that named no session file, and
+    /// for those of transcripts past the first [`STORE_LOSS_KEYS`].
+    pub key: Option<SessionKey>,
+    /// How many entries.
+    pub entries: u64,
+    /// In how many failed batches.
+    pub batches: u64,
+    /// Why the first of them failed.
+    pub error: String,
+}
+
+/// How many transcripts [`Session::store_losses`](super::Session::store_losses) counts each on
+/// its own.
+pub const STORE_LOSS_KEYS: usize = 32;
+
+/// The count of store losses, per transcript.
+#[derive(Debug, Default)]
+pub(super) struct StoreLosses(Vec<StoreLoss>);
+
+impl StoreLosses {
+    fn add(&mut self, key: Option<&SessionKey>, entries: usize, error: &str) {
+        let keyed = self.0.iter().filter(|l| l.key.is_some()).count();
+        let key = key
+            .filter(|k| keyed < STORE_LOSS_KEYS || self.has(k))
+            .cloned();
+        match self.0.iter_mut().find(|l| l.key == key) {
+            Some(loss) => {
+                loss.entries += entries as u64;
+                loss.batches += 1;
+            }
+            None => self.0.push(StoreLoss {
+                key,
+                entries: entries as u64,
+                batches: 1,
+                error: error.to_owned(),
+            }),
+        }
+    }
+
+    fn has(&self, key: &SessionKey) -> bool {
+        self.0.iter().any(|l| l.key.as_ref() == Some(key))
     }
 }
 

@@ -70,6 +70,16 @@ pub enum Event {
         /// Each line left out: its transcript, its number, why.
         lines: Vec<String>,
     },
+    /// The transcript could not be written (a full disk, a file system gone read-only):
+    /// reported at the first failed write, once. The writer stops there, so the file holds
+    /// the session up to its last whole line and nothing after; the session goes on. The
+    /// driver's close counts the lines that are not in the file.
+    TranscriptFailed {
+        /// The transcript file.
+        path: std::path::PathBuf,
+        /// Why the write failed.
+        error: String,
+    },
 }
 
 impl Event {

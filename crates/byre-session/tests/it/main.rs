@@ -22,3 +22,4 @@ mod support;
 mod surface;
 mod tasks;
 mod turns;
+mod unwritten;

@@ -265,7 +265,14 @@ async fn a_failing_store_is_an_event_and_the_session_goes_on() {
         }
     }
     let id = claude.session_id().unwrap();
-    claude.close().await.unwrap();
+    // The close says what the store lacks.
+    match claude.close().await {
+        Err(byre_session::Error::NotWritten(lost)) => {
+            assert!(lost.store_entries() > 0, "{lost}");
+            assert!(lost.exit.is_some());
+        }
+        other => panic!("close gives NotWritten, not {other:?}"),
+    }
     let (key, entries, error) = failure.expect("a MirrorFailed event");
     assert_eq!(key.map(|k| k.session_id), Some(id.clone()));
     assert!(entries > 0);

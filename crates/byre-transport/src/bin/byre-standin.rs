@@ -14,7 +14,8 @@
 //! - `--host ARGS...` (first): be a host instead, as a program using byre-transport is: start
 //!   another stand-in with `ARGS` as a `CliProcess` with the default options (a watchdog, a
 //!   tag), print its pid on stderr as `cli <pid>` and each of its stderr lines after it, and
-//!   wait until killed, never stopping it.
+//!   wait until killed, never stopping it. `BYRE_STANDIN_WATCHDOG_REMOVES=DIR` gives the
+//!   watchdog a folder to remove when the host dies.
 //! - `--exit-early CODE`: write `--message` on stderr and exit with CODE before any stdout.
 //! - `--message TEXT`: the stderr text for `--exit-early`.
 //! - `--ignore-eof`: keep running after stdin closes.
@@ -140,8 +141,13 @@ fn host(args: &[String]) {
         .build()
         .expect("a runtime");
     runtime.block_on(async {
+        // The folders its watchdog is to remove when the host dies.
+        let removes = std::env::var_os("BYRE_STANDIN_WATCHDOG_REMOVES")
+            .map(|dir| vec![dir.into()])
+            .unwrap_or_default();
         let options = ProcessOptions {
             on_stderr_line: Some(std::sync::Arc::new(|line: &str| eprintln!("{line}"))),
+            watchdog_removes: removes,
             ..ProcessOptions::default()
         };
         let program = std::env::current_exe().expect("the stand-in's own path");

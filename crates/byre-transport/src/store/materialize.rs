@@ -13,11 +13,22 @@ use super::{SessionKey, SessionStore, SkippedLine, StoreError};
 /// The entry type a store holds a subagent's `.meta.json` sidecar as (never in a CLI file).
 pub const AGENT_METADATA: &str = "agent_metadata";
 
+/// What a scratch config directory is named: this, and a uuid.
+pub const SCRATCH_PREFIX: &str = "byre-resume-";
+
 /// A stored session on disk in a scratch config directory, removed when this is dropped.
 /// The CLI resumes it with `CLAUDE_CONFIG_DIR` set to [`config_dir`](Materialized::config_dir).
+///
+/// The directory holds a copy of the caller's sign-in, so it must not outlive its process:
+/// on Unix it is locked while this lives (`flock`, which the kernel lets go when the process
+/// ends, SIGKILL included), and every [`materialize`] first removes the scratch directories
+/// in the temporary folder that no live process holds. With a local CLI, byre's watchdog
+/// removes it too when byre dies ([`ProcessOptions::watchdog_removes`]).
+///
+/// [`ProcessOptions::watchdog_removes`]: crate::ProcessOptions::watchdog_removes
 #[derive(Debug)]
 pub struct Materialized {
-    config_dir: PathBuf,
+    scratch: crate::private::Scratch,
     key: SessionKey,
     skipped: Vec<SkippedLine>,
 }
@@ -25,12 +36,12 @@ pub struct Materialized {
 impl Materialized {
     /// The scratch config directory.
     pub fn config_dir(&self) -> &Path {
-        &self.config_dir
+        self.scratch.dir()
     }
 
     /// Its `projects` directory (where the CLI writes, and so what its mirror lines name).
     pub fn projects_dir(&self) -> PathBuf {
-        self.config_dir.join("projects")
+        self.scratch.dir().join("projects")
     }
 
     /// The session put there.
@@ -47,12 +58,6 @@ impl Materialized {
     /// them, as the CLI loads its own files).
     pub fn skipped(&self) -> &[SkippedLine] {
         &self.skipped
-    }
-}
-
-impl Drop for Materialized {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.config_dir);
     }
 }
 
@@ -89,17 +94,25 @@ pub async fn materialize(
             None => return Ok(None),
         },
     };
-    let dir = std::env::temp_dir().join(format!("byre-resume-{}", crate::sessions::new_uuid()));
+    let base = std::env::temp_dir();
+    // Those of a byre that was killed before it could remove its own.
+    crate::private::remove_stale(&base, SCRATCH_PREFIX);
+    let scratch = crate::private::Scratch::create(&base, SCRATCH_PREFIX).map_err(|e| {
+        StoreError::io(
+            format!("creating a scratch config in {}", base.display()),
+            e,
+        )
+    })?;
+    let dir = scratch.dir().to_owned();
     let io = |what: &str, e: io::Error| StoreError::io(format!("{what} in {}", dir.display()), e);
-    create_private_dir(&dir).map_err(|e| io("creating the scratch config", e))?;
     // Removed again on any failure below.
     let mut materialized = Materialized {
-        config_dir: dir.clone(),
+        scratch,
         key: key.clone(),
         skipped,
     };
     let project = materialized.projects_dir().join(local_project);
-    fs::create_dir_all(&project).map_err(|e| io("creating the project", e))?;
+    create_private_dir(&project).map_err(|e| io("creating the project", e))?;
     let entries = without_repeats(entries);
     write_private(&project.join(format!("{}.jsonl", key.session_id)), &entries)
         .map_err(|e| io("writing the transcript", e))?;
@@ -120,13 +133,13 @@ pub async fn materialize(
             .join(&key.session_id)
             .join(format!("{subpath}.jsonl"));
         if let Some(parent) = file.parent() {
-            fs::create_dir_all(parent).map_err(|e| io("creating a subagent folder", e))?;
+            create_private_dir(parent).map_err(|e| io("creating a subagent folder", e))?;
         }
         write_private(&file, &without_repeats(lines)).map_err(|e| io("writing a subagent", e))?;
         if let Some(Value::Object(mut meta)) = meta.into_iter().last() {
             meta.remove("type");
             let text = serde_json::to_vec(&meta).unwrap_or_default();
-            fs::write(file.with_extension("meta.json"), text)
+            crate::private::write_file(&file.with_extension("meta.json"), &text)
                 .map_err(|e| io("writing a subagent's metadata", e))?;
         }
     }
@@ -180,20 +193,10 @@ fn without_repeats(entries: Vec<Value>) -> Vec<Value> {
     kept
 }
 
-fn create_private_dir(dir: &Path) -> io::Result<()> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
-}
+use crate::private::create_dir as create_private_dir;
 
 fn write_private(path: &Path, entries: &[Value]) -> io::Result<()> {
-    let mut open = fs::OpenOptions::new();
-    open.create(true).write(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o600);
-    io::Write::write_all(&mut open.open(path)?, &super::to_jsonl(entries))
+    crate::private::write_file(path, &super::to_jsonl(entries))
 }
 
 /// Copies what the CLI needs to sign in and behave as configured, and nothing that would
@@ -207,12 +210,8 @@ fn copy_sign_in(from: &Path, to: &Path) -> io::Result<()> {
         }
     };
     let write_json = |name: &str, map: serde_json::Map<String, Value>| -> io::Result<()> {
-        let mut open = fs::OpenOptions::new();
-        open.create(true).write(true).truncate(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o600);
-        let bytes = serde_json::to_vec(&map).unwrap_or_default();
-        io::Write::write_all(&mut open.open(to.join(name))?, &bytes)
+        let bytes = serde_json::to_vec(&map).map_err(io::Error::other)?;
+        crate::private::write_file(&to.join(name), &bytes)
     };
     if let Some(mut credentials) = read_json(".credentials.json") {
         // Two CLIs refreshing one token would sign each other out.

@@ -27,7 +27,7 @@ mod object;
 pub use batch::Batch;
 pub use dir::DirStore;
 pub use lease::{acquire_lease, Lease, LeaseHolder, LeaseVersion, StoredLease, DEFAULT_LEASE_TTL};
-pub use materialize::{import_session, materialize, Materialized, AGENT_METADATA};
+pub use materialize::{import_session, materialize, Materialized, AGENT_METADATA, SCRATCH_PREFIX};
 pub use memory::MemoryStore;
 #[cfg(feature = "object-store")]
 pub use object::ObjectSessionStore;

@@ -594,3 +594,48 @@ async fn the_watchdog_of_a_killed_host_ends_everything_the_cli_started() {
     }
     no_process_with(&tag).await;
 }
+
+/// A host killed with SIGKILL: its watchdog removes the folders it was given (a scratch config
+/// holding a copy of the sign-in), which the host had no chance to remove.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_watchdog_of_a_killed_host_removes_its_scratch_folders() {
+    use tokio::io::AsyncBufReadExt;
+    let base = tempfile::tempdir().unwrap();
+    let scratch = base.path().join("byre-resume-test");
+    std::fs::create_dir_all(scratch.join("projects/-p")).unwrap();
+    std::fs::write(scratch.join(".credentials.json"), "{}").unwrap();
+    let mut host = tokio::process::Command::new(standin())
+        .args(["--host", "--ignore-eof"])
+        .env("BYRE_STANDIN_WATCHDOG_REMOVES", &scratch)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the host starts");
+    let mut lines = tokio::io::BufReader::new(host.stderr.take().unwrap()).lines();
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+            .await
+            .expect("the host says what runs")
+            .unwrap()
+            .expect("the host runs on");
+        if line.starts_with("cli ") {
+            break;
+        }
+    }
+    // Alive, the host keeps it.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(scratch.is_dir());
+    host.start_kill().expect("the host takes SIGKILL");
+    host.wait().await.expect("the host ends");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while scratch.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the scratch folder outlived its host"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(base.path().is_dir(), "only the folder given is removed");
+}

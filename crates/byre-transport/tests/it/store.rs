@@ -8,7 +8,7 @@ use std::sync::Arc;
 use byre_testkit::{store_conformance, S3Server, STORE_CHECKS};
 use byre_transport::store::{
     import_session, list_stored, materialize, open_store, DirStore, MemoryStore,
-    ObjectSessionStore, SessionKey, SessionStore, AGENT_METADATA,
+    ObjectSessionStore, SessionKey, SessionStore, AGENT_METADATA, SCRATCH_PREFIX,
 };
 use byre_transport::SessionLog;
 use serde_json::{json, Value};
@@ -147,8 +147,27 @@ async fn a_stored_session_is_materialised_for_the_cli_and_removed_after() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&main).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
+        let mode =
+            |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        for file in [
+            main.clone(),
+            agent.clone(),
+            agent.with_extension("meta.json"),
+            dir.join(".credentials.json"),
+            dir.join("settings.json"),
+        ] {
+            assert_eq!(mode(&file), 0o600, "{}", file.display());
+        }
+        for folder in [
+            dir.clone(),
+            got.projects_dir(),
+            main.parent().unwrap().to_owned(),
+            agent.parent().unwrap().to_owned(),
+        ] {
+            assert_eq!(mode(&folder), 0o700, "{}", folder.display());
+        }
+        let name = dir.file_name().unwrap().to_str().unwrap();
+        assert!(name.starts_with(SCRATCH_PREFIX), "{name}");
     }
     drop(got);
     assert!(!dir.exists(), "the scratch config is removed");
@@ -302,4 +321,28 @@ async fn a_session_on_disk_is_imported_with_its_subagents() {
         sub[1],
         json!({"type": AGENT_METADATA, "agentType": "Explore"})
     );
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_directory_store_makes_its_folders_and_files_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = tempfile::tempdir().unwrap();
+    let store = DirStore::new(root.path().join("store"));
+    let key = SessionKey::main("-p", "6f1d2c3b-0000-4000-8000-00000000000c");
+    store
+        .append(&key.sub("subagents/agent-a"), &[entry("user", "s1")])
+        .await
+        .unwrap();
+    let mode =
+        |path: std::path::PathBuf| std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    for folder in [
+        "store",
+        "store/-p",
+        "store/-p/6f1d2c3b-0000-4000-8000-00000000000c",
+    ] {
+        assert_eq!(mode(root.path().join(folder)), 0o700, "{folder}");
+    }
+    let file = "store/-p/6f1d2c3b-0000-4000-8000-00000000000c/subagents/agent-a.jsonl";
+    assert_eq!(mode(root.path().join(file)), 0o600);
 }

@@ -463,3 +463,102 @@ fn an_answer_with_an_email_that_no_value_can_hold_is_recorded() {
     writer.flush().unwrap();
     assert!(out.text().contains(r#""cut":"\ud800""#), "{}", out.text());
 }
+
+/// A writer that takes `room` bytes, then fails as a full disk does.
+struct FullAfter {
+    room: usize,
+    taken: Shared,
+}
+
+impl Write for FullAfter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.room == 0 {
+            return Err(std::io::Error::from(std::io::ErrorKind::StorageFull));
+        }
+        let n = buf.len().min(self.room);
+        self.room -= n;
+        self.taken.write(&buf[..n])
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn the_first_failed_write_stops_the_writer_and_later_lines_are_counted() {
+    let taken = Shared::default();
+    let mut writer = TranscriptWriter::new(FullAfter {
+        room: 100,
+        taken: taken.clone(),
+    });
+    // Each note is flushed: the first fits, the second is cut by the full disk.
+    writer.record_note("the first note, whole").unwrap();
+    assert!(writer.failure().is_none());
+    let long = "x".repeat(200);
+    let error = writer.record_note(&long).unwrap_err();
+    assert_eq!(error.kind(), std::io::ErrorKind::StorageFull);
+    assert_eq!(
+        writer.failure().map(|e| e.kind()),
+        Some(std::io::ErrorKind::StorageFull)
+    );
+    assert_eq!(writer.lines_lost(), 1);
+    // Nothing more is tried: each later line is counted, and fails with the first error.
+    let send = r#"{"type":"user","message":{"role":"user","content":"hi"}}"#;
+    let later = writer.record_send(send.as_bytes()).unwrap_err();
+    assert_eq!(later.kind(), std::io::ErrorKind::StorageFull);
+    writer.record_note("and another").unwrap_err();
+    assert_eq!(writer.lines_lost(), 3);
+    assert!(writer.flush().is_err());
+    assert_eq!(taken.text().len(), 100, "nothing written after the failure");
+    assert_eq!(taken.text().lines().count(), 2);
+}
+
+#[test]
+fn lines_buffered_when_the_write_fails_are_counted_as_lost() {
+    let taken = Shared::default();
+    let mut writer = TranscriptWriter::new(FullAfter {
+        room: 0,
+        taken: taken.clone(),
+    });
+    // Sent lines wait in the buffer; the flush finds the disk full.
+    for n in 0..5 {
+        let line = format!(r#"{{"type":"user","n":{n}}}"#);
+        writer.record_send(line.as_bytes()).unwrap();
+    }
+    assert!(writer.flush().is_err());
+    assert_eq!(writer.lines_lost(), 5);
+    assert_eq!(taken.text(), "");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_transcript_on_a_full_device_reports_its_lost_lines() {
+    let mut writer = TranscriptWriter::create("/dev/full").unwrap();
+    let error = writer.record_note("a note").unwrap_err();
+    assert_eq!(error.kind(), std::io::ErrorKind::StorageFull, "{error}");
+    assert_eq!(writer.failure().and_then(|e| e.raw_os_error()), Some(28));
+    assert_eq!(writer.lines_lost(), 1);
+    assert!(writer.close().is_err());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_transcript_file_is_private_to_its_owner() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("byre-transcript-mode-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("new.jsonl");
+    let _ = std::fs::remove_file(&path);
+    TranscriptWriter::create(&path).unwrap().close().unwrap();
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{mode:o}");
+    // A file that was there, readable by all, is made private as it is truncated.
+    let old = dir.join("old.jsonl");
+    std::fs::write(&old, "old\n").unwrap();
+    std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644)).unwrap();
+    TranscriptWriter::create(&old).unwrap().close().unwrap();
+    let mode = std::fs::metadata(&old).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{mode:o}");
+    assert_eq!(std::fs::read(&old).unwrap(), b"");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
