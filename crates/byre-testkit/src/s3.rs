@@ -142,6 +142,16 @@ impl S3Server {
         }
     }
 
+    /// Deletes a bucket (an empty one: S3 refuses to delete a bucket that holds objects).
+    pub fn delete_bucket(&self, name: &str) -> io::Result<()> {
+        let status = self.http("DELETE", &format!("/{name}"))?;
+        if (200..300).contains(&status) {
+            Ok(())
+        } else {
+            Err(other(format!("deleting bucket {name}: HTTP {status}")))
+        }
+    }
+
     /// One request without a body; gives the status code.
     fn http(&self, method: &str, path: &str) -> io::Result<u16> {
         let mut stream = TcpStream::connect_timeout(&self.addr, Duration::from_secs(2))?;
