@@ -110,10 +110,13 @@ pub struct Spawned {
 }
 
 impl fmt::Debug for Spawned {
+    /// The program and the number of its arguments, not the arguments: with
+    /// `Delivery::Argv` they hold the MCP servers' `env` and `headers` and the settings.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Spawned")
             .field("child", &self.child)
-            .field("argv", &self.argv)
+            .field("program", &self.argv.first())
+            .field("arguments", &self.argv.len().saturating_sub(1))
             .finish_non_exhaustive()
     }
 }

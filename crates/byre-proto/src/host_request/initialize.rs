@@ -10,7 +10,10 @@ use crate::values::{FastModeDisabledReason, FastModeState, PermissionMode};
 use crate::wire::wire_struct;
 
 wire_struct! {
-    /// `initialize`: the first request, carrying everything the CLI takes at start-up.
+    #[debug_redacts("settings", "managedSettings", "mcpServers", "sdkMcpServerConfigs")]
+    /// `initialize`: the first request, carrying everything the CLI takes at start-up. Its
+    /// `Debug` shows the settings and the MCP servers (which hold `env` and `headers`) as
+    /// `[redacted]`.
     #[derive(Default)]
     pub struct InitializeRequest {
         /// Hook registrations per event (`null` when there are none).

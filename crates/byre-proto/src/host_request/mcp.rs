@@ -82,7 +82,9 @@ wire_struct! {
 }
 
 wire_struct! {
-    /// `mcp_set_servers`.
+    #[debug_redacts("servers")]
+    /// `mcp_set_servers`. Its `Debug` shows the servers (their `env` and `headers`) as
+    /// `[redacted]`.
     #[derive(Default)]
     pub struct McpSetServersRequest {
         /// Server configurations by name (`{"type":"sdk","name":...}` for in-process ones).

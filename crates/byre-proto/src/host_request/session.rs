@@ -286,7 +286,9 @@ wire_struct! {
 }
 
 wire_struct! {
-    /// `apply_flag_settings`.
+    #[debug_redacts("settings")]
+    /// `apply_flag_settings`. Its `Debug` shows the settings (which may hold `env`) as
+    /// `[redacted]`.
     #[derive(Default)]
     pub struct ApplyFlagSettingsRequest {
         /// Settings to merge.
@@ -295,7 +297,8 @@ wire_struct! {
 }
 
 wire_struct! {
-    /// `update_settings`.
+    #[debug_redacts("settings")]
+    /// `update_settings`. Its `Debug` shows the settings as `[redacted]`.
     #[derive(Default)]
     pub struct UpdateSettingsRequest {
         /// `localSettings` or `userSettings`.

@@ -4,6 +4,42 @@
 /// map for the rest. Syntax: `"wire_key" rust_name: req Type,` or `... opt Type,`, or
 /// `... any Value,` for a field holding any JSON value, where `null` decodes as `Some(Null)`.
 macro_rules! wire_struct {
+    // A type some of whose fields hold secrets (the settings' `env`, MCP servers' `env` and
+    // `headers`): its `Debug` shows those fields as `[redacted]`.
+    (
+        #[debug_redacts($($secret:literal),* $(,)?)]
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $(
+                $(#[$fmeta:meta])*
+                $key:literal $field:ident : $kind:ident $ty:ty
+            ),* $(,)?
+        }
+    ) => {
+        $crate::wire::wire_struct! {
+            @define []
+            $(#[$meta])*
+            pub struct $name {
+                $( $(#[$fmeta])* $key $field : $kind $ty, )*
+            }
+        }
+
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                const SECRETS: &[&str] = &[$($secret),*];
+                let mut out = f.debug_struct(stringify!($name));
+                $(
+                    let value: &dyn std::fmt::Debug = if SECRETS.contains(&$key) {
+                        &"[redacted]"
+                    } else {
+                        &self.$field
+                    };
+                    out.field(stringify!($field), value);
+                )*
+                out.field("extra", &self.extra).finish()
+            }
+        }
+    };
     (
         $(#[$meta:meta])*
         pub struct $name:ident {
@@ -13,8 +49,26 @@ macro_rules! wire_struct {
             ),* $(,)?
         }
     ) => {
+        $crate::wire::wire_struct! {
+            @define [Debug]
+            $(#[$meta])*
+            pub struct $name {
+                $( $(#[$fmeta])* $key $field : $kind $ty, )*
+            }
+        }
+    };
+    (
+        @define [$($debug:ident)?]
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $(
+                $(#[$fmeta:meta])*
+                $key:literal $field:ident : $kind:ident $ty:ty
+            ),* $(,)?
+        }
+    ) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, PartialEq)]
+        #[derive($($debug,)? Clone, PartialEq)]
         pub struct $name {
             $(
                 $(#[$fmeta])*

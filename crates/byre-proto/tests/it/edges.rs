@@ -1093,3 +1093,48 @@ fn a_repeated_inner_tag_before_a_late_type_is_ignored_on_every_route() {
         message.extra_paths()
     );
 }
+
+#[test]
+fn the_debug_of_a_request_holding_secrets_shows_none_of_them() {
+    use byre_proto::{
+        ApplyFlagSettingsRequest, InitializeRequest, McpSetServersRequest, UpdateSettingsRequest,
+    };
+    let secret = "sk-very-secret-0123456789";
+    let settings = serde_json::json!({"env": {"API_TOKEN": secret}});
+    let servers = serde_json::json!({"db": {"command": "db-mcp", "env": {"PASSWORD": secret},
+        "headers": {"Authorization": secret}}});
+    let init = InitializeRequest {
+        settings: Some(settings.clone()),
+        managed_settings: Some(settings.clone()),
+        mcp_servers: Some(servers.clone()),
+        title: Some("visible title".into()),
+        ..InitializeRequest::default()
+    };
+    let shown = format!("{init:?}");
+    assert!(!shown.contains(secret), "{shown}");
+    assert!(
+        shown.contains("visible title") && shown.contains("[redacted]"),
+        "{shown}"
+    );
+    let set = McpSetServersRequest {
+        servers: serde_json::from_value(servers).unwrap(),
+        ..McpSetServersRequest::default()
+    };
+    let apply = ApplyFlagSettingsRequest {
+        settings: settings.clone(),
+        ..ApplyFlagSettingsRequest::default()
+    };
+    let update = UpdateSettingsRequest {
+        source: "localSettings".into(),
+        settings,
+        ..UpdateSettingsRequest::default()
+    };
+    for shown in [
+        format!("{set:?}"),
+        format!("{apply:?}"),
+        format!("{update:?}"),
+    ] {
+        assert!(!shown.contains(secret), "{shown}");
+        assert!(shown.contains("[redacted]"), "{shown}");
+    }
+}

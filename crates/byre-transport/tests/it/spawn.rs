@@ -283,3 +283,19 @@ async fn through_a_wrapper_shutdown_ends_a_daemon_that_left_the_group() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test]
+async fn the_debug_of_a_started_cli_shows_no_argument() {
+    use byre_transport::{Local, Spawn, SpawnRequest};
+    let launch = launch_with_secret();
+    let mut request = SpawnRequest::new(&launch);
+    request.args = vec![
+        "--mcp-config".into(),
+        r#"{"env":{"TOKEN":"s3cret value"}}"#.into(),
+    ];
+    let spawned = Local.spawn(request).await.expect("the stand-in starts");
+    let shown = format!("{spawned:?}");
+    assert!(!shown.contains("s3cret"), "{shown}");
+    assert!(shown.contains("arguments: 2"), "{shown}");
+    drop(spawned);
+}
