@@ -1,0 +1,115 @@
+//! The session layer of byre: what users program against.
+//!
+//! The core, all sans-IO (no tokio, no clock: time is passed in as `Instant`s):
+//!
+//! - [`session`]: the [`Session`](session::Session) state machine: the handshake
+//!   (`initialize` first, the CLI's own requests served while it waits), host requests with
+//!   deadlines and typed failures, CLI requests routed to the host's handlers with exactly one
+//!   answer each (unknown subtypes, callbacks and servers answered automatically), and every
+//!   message passed on with turn, task and assembly events;
+//! - [`correlation`]: the IO-free table that matches control requests with their answers in
+//!   both directions, with deadlines;
+//! - [`turns`]: turn tracking (a user message starts a turn, its `result` ends it; queued
+//!   messages merge; turns the CLI starts by itself; the end of a run; the session id);
+//! - [`assembly`]: `stream_event` deltas assembled into text, thinking and tool-input blocks;
+//! - [`tasks`]: the live tree of tasks (Bash, subagents) from `task_*` and
+//!   `background_tasks_changed` lines.
+//!
+//! On top, with the default `driver` feature: [`driver`], the tokio driver and the public API —
+//! a cloneable [`Claude`] handle with `&self` methods (typed requests for every
+//! request byre-proto models, `interrupt`, `set_model`, raw lines, transcript notes, `end_input`
+//! and `wait` to let the CLI finish by itself, `close` to stop it), an
+//! [`Events`] stream with backpressure and no loss that ends when the CLI
+//! exits, handlers for hooks, permissions and in-process MCP servers that run concurrently and
+//! always answer (also when they panic), transcripts, the one-shot [`query`],
+//! and a [`Pool`] of sessions started ahead of need;
+//! [`Events::turn`](driver::Events::turn) gives one turn's events and its typed outcome.
+//! Without the feature the crate depends on byre-proto, serde_json and thiserror only (no
+//! tokio).
+//!
+//! With the default `mcp` feature: [`mcp`], in-process MCP servers served over the control
+//! channel — any rmcp server handler, or tools written with the light [`Tool`] API —
+//! registered with [`Options::serve_mcp`](driver::Options::serve_mcp), or added to a live
+//! session with [`Claude::add_mcp_server`](driver::Claude::add_mcp_server).
+//!
+//! ```no_run
+//! use byre_session::{Claude, Options};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let (claude, mut events) = Claude::start(Options::new().max_turns(3)).await?;
+//! claude.send("Say hello")?;
+//! // The answer's text as it streams; the outcome is a typed output or error.
+//! let answer = events.turn().on_text(|text| print!("{text}")).await?;
+//! println!("\n${:.4}", answer.cost_usd().unwrap_or(0.0));
+//! claude.close().await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The driver reports through `tracing`: a `byre_session` span per session (the CLI's `pid`,
+//! and its `session_id` once known), a `turn` span per turn, and a `control_request` span per
+//! request in either direction (`from = "host"` or `"cli"`, its `id` and `subtype`; a request
+//! sent or handled during a turn is a child of the turn's span), each telling its answer and
+//! how long it took; protocol problems are warnings.
+//!
+//! byre's end-to-end scenarios (the `byre-e2e` crate) drive the real CLI through this driver.
+//! The driver's benchmarks are in `benches/` and their numbers in the repository's
+//! BENCHMARKS.md.
+
+// What a program needs, at the root: `use byre_session::{Claude, Options, ...}`.
+pub use crate::assembly::AssemblyEvent;
+#[cfg(feature = "driver")]
+pub use crate::driver::{
+    new_session_id, query, Claude, Error, Events, Fault, HandlerError, Hook, NotWritten, Options,
+    Pool, Query, Sandbox, SandboxNetwork, Skills, StoreBacklog, TranscriptLoss, Turn, TurnError,
+    TurnOutput, UsageError,
+};
+#[cfg(feature = "mcp")]
+pub use crate::mcp::{McpServer, Tool, ToolOutput};
+pub use crate::session::{
+    CliSupport, Event, MirrorFlush, StoreLoss, NEWEST_TESTED_CLI, OLDEST_SUPPORTED_CLI,
+};
+pub use crate::turns::TurnEvent;
+/// The wire types (byre-proto), for everything the root does not re-export.
+pub use byre_proto as proto;
+pub use byre_proto::{
+    AgentDefinition, AskUserQuestionInput, CanUseToolRequest, CliMessage, CliVersion,
+    CliVersionNumber, Effort, ElicitationRequest, ElicitationResponse, HookEvent, HookInput,
+    HookOutput, PermissionMode, PermissionPrompts, PermissionResult, ResultMessage,
+    ThinkingDisplay,
+};
+/// The transport (byre-transport): the launcher, the process, transcripts.
+#[cfg(feature = "driver")]
+pub use byre_transport as transport;
+/// Session stores: the trait, its backends, opening one from a URL.
+#[cfg(feature = "driver")]
+pub use byre_transport::store;
+#[cfg(feature = "driver")]
+pub use byre_transport::store::{open_store, DirStore, MemoryStore, SessionKey, SessionStore};
+#[cfg(feature = "driver")]
+pub use byre_transport::{
+    BoxFuture, ChildHandle, CliOutput, CliStdin, Delivery, LaunchError, Local, Spawn, SpawnRequest,
+    Spawned, Thinking, Wrapper,
+};
+#[cfg(feature = "driver")]
+pub use byre_transport::{SessionHistory, SessionInfo, SessionLog};
+/// `events.next().await` on [`Events`], with no dependency of the program's own.
+#[cfg(feature = "driver")]
+pub use futures::StreamExt;
+#[cfg(feature = "driver")]
+pub use schemars::{self, JsonSchema};
+
+pub mod assembly;
+pub mod correlation;
+#[cfg(feature = "driver")]
+pub mod driver;
+#[cfg(feature = "mcp")]
+pub mod mcp;
+pub mod session;
+pub mod tasks;
+pub mod turns;
+
+/// The README's examples, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
