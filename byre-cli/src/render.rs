@@ -20,7 +20,7 @@ use byre_session::turns::{TurnEvent, TurnOrigin};
 
 use crate::answer::Held;
 use crate::args::Output;
-pub(crate) use crate::labels::{elapsed, one_line, preview, tool_label, tool_name};
+pub(crate) use crate::labels::{closing_line, elapsed, one_line, preview, tool_label, tool_name};
 use crate::visible::{self, Visible};
 
 /// How often the spinner is redrawn.
@@ -726,79 +726,6 @@ impl Renderer {
     }
 }
 
-/// The closing line of a turn: its status, turns, duration, cost and session.
-pub(crate) fn closing_line(result: &ResultMessage) -> String {
-    let failed = result.is_error == Some(true) || result.subtype.as_str() != "success";
-    let mut status = match (failed, result.subtype.as_str()) {
-        (false, _) => "done".to_owned(),
-        // An API error is a `success` result with `is_error`.
-        (true, "success") => "error".to_owned(),
-        (true, subtype) => format!("error: {subtype}"),
-    };
-    if failed {
-        if let Some(reason) = &result.terminal_reason {
-            status.push_str(&format!(" ({reason})"));
-        }
-    }
-    let turns = result.num_turns.unwrap_or(0);
-    let mut line = format!(
-        "── {status} · {turns} turn{}",
-        if turns == 1 { "" } else { "s" }
-    );
-    if let Some(ms) = result.duration_ms.as_ref().and_then(|n| n.as_f64()) {
-        line.push_str(&format!(" · {}", elapsed(Duration::from_millis(ms as u64))));
-    }
-    if let Some(cost) = result.total_cost_usd.as_ref().and_then(|n| n.as_f64()) {
-        line.push_str(&format!(" · ${cost:.4}"));
-    }
-    if let Some(session) = &result.session_id {
-        line.push_str(&format!(" · session {session}"));
-    }
-    line
-}
-
 fn indent(depth: usize) -> String {
     "  ".repeat(depth)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_closing_line_has_turns_duration_cost_and_session() {
-        let line = concat!(
-            r#"{"type":"result","subtype":"success","is_error":false,"num_turns":2,"#,
-            r#""duration_ms":2300,"total_cost_usd":0.0012,"session_id":"abc"}"#
-        )
-        .as_bytes();
-        let CliMessage::Result(result) = CliMessage::from_slice(line).unwrap() else {
-            panic!("a result")
-        };
-        assert_eq!(
-            closing_line(&result),
-            "── done · 2 turns · 2.3s · $0.0012 · session abc"
-        );
-        let line = concat!(
-            r#"{"type":"result","subtype":"error_during_execution","is_error":true,"#,
-            r#""num_turns":1,"terminal_reason":"aborted_streaming"}"#
-        )
-        .as_bytes();
-        let CliMessage::Result(result) = CliMessage::from_slice(line).unwrap() else {
-            panic!("a result")
-        };
-        assert_eq!(
-            closing_line(&result),
-            "── error: error_during_execution (aborted_streaming) · 1 turn"
-        );
-        let line = concat!(
-            r#"{"type":"result","subtype":"success","is_error":true,"num_turns":1,"#,
-            r#""terminal_reason":"api_error"}"#
-        )
-        .as_bytes();
-        let CliMessage::Result(result) = CliMessage::from_slice(line).unwrap() else {
-            panic!("a result")
-        };
-        assert_eq!(closing_line(&result), "── error (api_error) · 1 turn");
-    }
 }

@@ -468,11 +468,11 @@ pub(crate) fn spawn_local(
 /// alone, so the end comes when this process exits, however it dies, SIGKILL included), then
 /// ends the process group it belongs to, the CLI's: SIGTERM, and SIGKILL two seconds later,
 /// itself last (it ignores SIGTERM to get there). The folders given after the group's id are
-/// removed after the SIGTERM, and again once the CLI is killed, before the rest of the group. On Linux each signal also goes to every
-/// process whose environment holds `$BYRE_WATCHDOG_SWEEP` (the CLI's tag entry) and to the
-/// group each leads but the CLI's own (ended last, with the watchdog); after SIGKILL it looks
-/// again while a look finds a process it has not signalled yet (at most 8 times), as `sweep`
-/// in `descendants.rs` does.
+/// removed after the SIGTERM, and again once the CLI is killed, before the rest of the group.
+/// On Linux each signal also goes to every process whose environment holds
+/// `$BYRE_WATCHDOG_SWEEP` (the CLI's tag entry) and to the group each leads but the CLI's own
+/// (ended last, with the watchdog); after SIGKILL it looks again while a look finds a process
+/// it has not signalled yet (at most 8 times), as `sweep` in `descendants.rs` does.
 #[cfg(unix)]
 const WATCHDOG_SCRIPT: &str = concat!(
     "trap '' TERM\n",
