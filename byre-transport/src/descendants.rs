@@ -7,7 +7,7 @@
 //! Elsewhere there is no `/proc` to search: the tag is not set, and stopping the CLI ends its
 //! process group only.
 
-use crate::process::Signal;
+use crate::os::Signal;
 
 /// The environment variable that tags every process a local CLI started (Linux): a random
 /// value per CLI, inherited by whatever keeps its environment. Stopping the CLI ends every
@@ -236,7 +236,7 @@ mod linux {
         Signal as S,
     };
 
-    use crate::process::Signal;
+    use crate::os::Signal;
 
     /// Signals `pid`, which carried the tag a moment ago, and the process group it leads,
     /// if `still_tagged` says it still carries the tag once a handle on it is held. Through a

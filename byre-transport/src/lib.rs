@@ -14,6 +14,7 @@ mod codec;
 mod descendants;
 mod launch;
 mod lines;
+mod os;
 mod private;
 mod process;
 mod redact;

@@ -15,7 +15,7 @@ use tokio::process::{Child, Command};
 
 use crate::descendants::{sweep, Tag, PROCESS_TAG_VAR};
 use crate::launch::{find_claude, Launch, LaunchError, CLAUDE_BIN_VAR};
-use crate::process::{signal_group, Signal};
+use crate::os::{signal_group, Signal};
 
 /// A boxed future, as the object-safe traits here return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -442,7 +442,7 @@ pub(crate) fn spawn_local(
         });
     };
     if let Some(size) = request.stdout_pipe_size {
-        crate::process::resize_pipe(&stdout, size);
+        crate::os::resize_pipe(&stdout, size);
     }
     let watchdog = match request.watchdog {
         true => watchdog(pid, tag.as_ref().map(Tag::value), &request.watchdog_removes),

@@ -16,50 +16,14 @@ use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
+use super::commands::{Command, Direct, McpHandlerFactory, Outbox, Ready, Shared};
 use super::error::{Error, UsageError};
-use super::options::{
-    launch_note, route_questions, HookHandler, McpHandlerFactory, Options, Outbox,
-};
+use super::handlers::HookHandler;
+use super::options::{launch_note, route_questions, Options};
 use super::run::Driver;
 use super::unwritten::{Backlog, StoreBacklog, Transcript};
 use super::{queue, reader};
 use crate::session::{Event, Session, SessionConfig};
-
-pub(super) enum Command {
-    Send(UserMessage),
-    Request(
-        HostRequest,
-        Option<Duration>,
-        oneshot::Sender<Result<Option<RawJson>, Error>>,
-    ),
-    /// Send the session's `initialize` request again.
-    Reinitialize(
-        Option<Duration>,
-        oneshot::Sender<Result<Option<RawJson>, Error>>,
-    ),
-    /// Shut the CLI down: `true` at once (SIGTERM without the exit grace).
-    Close(oneshot::Sender<Result<ExitInfo, Error>>, bool),
-    Direct(Direct),
-}
-
-/// Commands the driver carries out itself, without the session core.
-pub(super) enum Direct {
-    /// Write these bytes and a newline as they are.
-    SendRaw(Vec<u8>),
-    /// Add a note to the transcript.
-    Note(String),
-    /// Close stdin once everything sent so far is written.
-    EndInput,
-    /// Answer when the CLI has exited.
-    Wait(oneshot::Sender<Result<ExitInfo, Error>>),
-    /// Serve the in-process MCP server of this name with a handler the factory builds.
-    ServeMcp(String, McpHandlerFactory),
-    /// Stop serving the in-process MCP server of this name.
-    ForgetMcp(String),
-}
-
-/// Whether `initialize` was answered: `None` while waiting.
-pub(super) type Ready = Option<Result<(), Error>>;
 
 /// The session handle: cheap to clone, usable from any task (`&self` methods): one task can
 /// stream events while another interrupts or switches model.
@@ -94,17 +58,6 @@ pub(crate) enum McpChange {
     },
     /// Remove a server.
     Remove(String),
-}
-
-#[derive(Debug, Default)]
-pub(super) struct Shared {
-    pub(super) session_id: Option<String>,
-    pub(super) initialized: Option<Arc<InitializeResponse>>,
-    pub(super) ended: Option<String>,
-    /// The error that ended the session, when one did ([`Error::InputClosed`]).
-    pub(super) failure: Option<Error>,
-    /// Set by [`Claude::end_input`]: nothing more may be sent.
-    pub(super) input_ended: bool,
 }
 
 /// The events of a session, in order, as a `Stream`. Dropping it does not stop the session;

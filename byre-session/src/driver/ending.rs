@@ -9,20 +9,14 @@ use std::time::{Duration, Instant};
 
 use byre_transport::{CliProcess, ExitInfo, LaunchError, Stopped};
 
-use super::claude::{Command, Direct};
+use super::commands::{Command, Direct};
 use super::error::Error;
+use super::error::NotWritten;
 use super::reader;
-use super::run::Driver;
-use super::unwritten::{NotWritten, Transcript};
+use super::reader::{DRAIN_MAX, DRAIN_QUIET};
+use super::run::{child_exit, Driver};
+use super::unwritten::Transcript;
 use super::writer::Undelivered;
-
-/// After the CLI has exited, how long its stdout may stay quiet before byre stops reading it:
-/// what the CLI wrote is in the pipe already, and a process it started (in a session of its
-/// own, out of the group's reach) may hold the pipe open for ever.
-pub(super) const DRAIN_QUIET: Duration = Duration::from_millis(500);
-
-/// After the CLI has exited, the longest byre reads what is left of its stdout.
-pub(super) const DRAIN_MAX: Duration = Duration::from_secs(2);
 
 /// After a write to the CLI's stdin failed, how long the CLI may take to show that it is
 /// exiting (a process that exits closes its stdin first) before it counts as having closed
@@ -30,6 +24,20 @@ pub(super) const DRAIN_MAX: Duration = Duration::from_secs(2);
 const EXITING_WITHIN: Duration = Duration::from_millis(200);
 
 impl Driver {
+    /// The CLI has exited: lets what is queued reach the store, reports what did not, and
+    /// gives the stored session's lease back.
+    pub(super) async fn finish_mirror(&mut self) {
+        let Some(run) = &mut self.store else { return };
+        let (failures, lease) = run.finish().await;
+        for (key, entries, why) in failures {
+            self.session.mirror_failed(key, entries, why);
+        }
+        if let Some(why) = lease {
+            tracing::warn!(%why, "the stored session's lease");
+            self.note(&format!("session store: {why}"));
+        }
+    }
+
     /// The CLI's stdout ended (`held`: the CLI exited, but a process it started still holds
     /// its stdout open, so byre stopped reading): the CLI is stopped if it still runs, and the
     /// session ends with the reason.
@@ -398,14 +406,4 @@ async fn stopped(stopping: &mut Option<Stopping>) -> std::io::Result<ExitInfo> {
         Some(stopping) => stopping.await,
         None => std::future::pending().await,
     }
-}
-
-/// Waits for the CLI to exit (never, once it is gone or when it cannot be waited for).
-pub(super) async fn child_exit(process: &mut Option<CliProcess>) {
-    if let Some(process) = process {
-        if process.wait().await.is_ok() {
-            return;
-        }
-    }
-    std::future::pending().await
 }

@@ -3,35 +3,15 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::claude::Command;
-use super::error::{Error, HandlerError};
-use byre_proto::{
-    CliRequest, HookEvent, HookInput, HookOutput, HostRequest, InitializeRequest, RawJson,
-};
+use super::commands::McpHandlerFactory;
+use super::error::HandlerError;
+use super::handlers::{HookHandler, RequestHandler};
+use byre_proto::{CliRequest, HookEvent, HookInput, HookOutput, InitializeRequest};
 use byre_transport::{Launch, ProcessOptions};
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
-
-/// A hook handler: the hook's input and the tool call id, answered with the hook's output or
-/// an error message.
-pub type HookHandler = Arc<
-    dyn Fn(
-            HookInput,
-            Option<String>,
-        ) -> Pin<Box<dyn Future<Output = Result<HookOutput, String>> + Send>>
-        + Send
-        + Sync,
->;
-
-/// A handler for any other CLI request (`can_use_tool`, `mcp_message`, `elicitation`,
-/// `request_user_dialog`): the request, answered with its success payload or an error.
-pub type RequestHandler = Arc<
-    dyn Fn(CliRequest) -> Pin<Box<dyn Future<Output = Result<Value, String>> + Send>> + Send + Sync,
->;
 
 /// How to start a session.
 #[derive(Clone, Default)]
@@ -94,33 +74,6 @@ pub struct Options {
     /// Whether the store's credential variables reach the CLI
     /// ([`Options::pass_store_credentials`]).
     pub(super) pass_store_credentials: bool,
-}
-
-/// Builds the `mcp_message` handler of one in-process MCP server for a new session.
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-pub(crate) type McpHandlerFactory = Arc<dyn Fn(Outbox) -> RequestHandler + Send + Sync>;
-
-/// Sends host requests from the session's own handlers (an in-process MCP server's own
-/// messages). It does not keep the session alive: once every [`Claude`] handle is gone and the
-/// driver has stopped, sending fails.
-#[derive(Clone, Debug)]
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-pub(crate) struct Outbox {
-    pub(super) commands: mpsc::WeakUnboundedSender<Command>,
-}
-
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-impl Outbox {
-    /// Sends `request`; the receiver gets its answer. `None` when the session has ended.
-    pub(crate) fn request(
-        &self,
-        request: HostRequest,
-    ) -> Option<oneshot::Receiver<Result<Option<RawJson>, Error>>> {
-        let commands = self.commands.upgrade()?;
-        let (tx, rx) = oneshot::channel();
-        commands.send(Command::Request(request, None, tx)).ok()?;
-        Some(rx)
-    }
 }
 
 /// Shows no secret: [`Launch`]'s `Debug` redacts the environment's values, the settings' `env`

@@ -18,6 +18,7 @@
 //! block.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use byre_transport::CliOutput;
 
@@ -28,6 +29,14 @@ use futures::{FutureExt, StreamExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::codec::FramedRead;
+
+/// After the CLI has exited, how long its stdout may stay quiet before byre stops reading it:
+/// what the CLI wrote is in the pipe already, and a process it started (in a session of its
+/// own, out of the group's reach) may hold the pipe open for ever.
+pub(super) const DRAIN_QUIET: Duration = Duration::from_millis(500);
+
+/// After the CLI has exited, the longest byre reads what is left of its stdout.
+pub(super) const DRAIN_MAX: Duration = Duration::from_secs(2);
 
 /// The read buffer for the CLI's stdout: a pipe holds 64 KiB by default.
 const READ_BUFFER: usize = 64 * 1024;

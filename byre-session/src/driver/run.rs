@@ -13,15 +13,16 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
-use super::claude::{Command, Direct, Ready, Shared};
-use super::ending::{child_exit, DRAIN_MAX, DRAIN_QUIET};
+use super::commands::{Command, Direct, Outbox, Ready, Shared};
 use super::error::Error;
-use super::options::{HookHandler, Outbox, RequestHandler};
+use super::handlers::{HookHandler, RequestHandler};
+use super::reader::{DRAIN_MAX, DRAIN_QUIET};
 use super::unwritten::Transcript;
 use super::{queue, reader};
 use crate::correlation::RequestId;
 use crate::session::{
-    Action, CliSupport, Event, RequestFailure, Session, StartFailure, NEWEST_TESTED_CLI,
+    Action, CliSupport, Event, MirrorBatch, RequestFailure, Session, StartFailure,
+    NEWEST_TESTED_CLI,
 };
 use crate::turns::TurnEvent;
 
@@ -98,6 +99,19 @@ pub(super) struct Driver {
 }
 
 impl Driver {
+    /// Hands the core's batches to the mirror task; one it refuses is reported at once.
+    pub(super) fn mirror(&mut self, batches: Vec<MirrorBatch>) {
+        for batch in batches {
+            let sent = match &self.store {
+                Some(run) => run.worker.send(batch),
+                None => Err((batch.key, batch.entries.len(), "no session store".into())),
+            };
+            if let Err((key, entries, why)) = sent {
+                self.session.mirror_failed(key, entries, why);
+            }
+        }
+    }
+
     pub(super) async fn run(mut self) {
         let mut stdout_open = true;
         // When the CLI was seen to exit, and when the last lines came.
@@ -745,4 +759,14 @@ fn warn_untested(version: &byre_proto::CliVersion) {
         "the Claude Code CLI is newer than the newest version this byre was tested with: what \
          it adds is kept as received, but its behaviour may differ"
     );
+}
+
+/// Waits for the CLI to exit (never, once it is gone or when it cannot be waited for).
+pub(super) async fn child_exit(process: &mut Option<CliProcess>) {
+    if let Some(process) = process {
+        if process.wait().await.is_ok() {
+            return;
+        }
+    }
+    std::future::pending().await
 }

@@ -547,36 +547,20 @@ async fn append(store: &dyn SessionStore, queued: &Queued) -> Result<(), String>
 /// How long a close waits for entries still on their way to the store.
 const FINISH_WITHIN: Duration = Duration::from_secs(120);
 
-impl super::run::Driver {
-    /// Hands the core's batches to the mirror task; one it refuses is reported at once.
-    pub(super) fn mirror(&mut self, batches: Vec<MirrorBatch>) {
-        for batch in batches {
-            let sent = match &self.store {
-                Some(run) => run.worker.send(batch),
-                None => Err((batch.key, batch.entries.len(), "no session store".into())),
-            };
-            if let Err((key, entries, why)) = sent {
-                self.session.mirror_failed(key, entries, why);
-            }
-        }
-    }
-
-    /// The CLI has exited: lets what is queued reach the store, reports what did not, and
-    /// gives the stored session's lease back.
-    pub(super) async fn finish_mirror(&mut self) {
-        let Some(run) = &mut self.store else { return };
+impl StoreRun {
+    /// The CLI has exited: lets what is queued reach the store (for at most
+    /// [`FINISH_WITHIN`]) and gives the stored session's lease back. The failures not yet
+    /// reported, and why the lease could not be given back, if it could not.
+    pub(super) async fn finish(&mut self) -> (Vec<MirrorFailure>, Option<String>) {
         // The CLI is gone: its scratch config (a copy of the sign-in) goes before the wait for
         // the store, which a kill may cut short.
-        run.scratch = None;
-        for (key, entries, why) in run.worker.finish(FINISH_WITHIN).await {
-            self.session.mirror_failed(key, entries, why);
-        }
-        if let Some(lease) = run.lease.take() {
-            if let Some(why) = lease.release().await {
-                tracing::warn!(%why, "the stored session's lease");
-                self.note(&format!("session store: {why}"));
-            }
-        }
+        self.scratch = None;
+        let failures = self.worker.finish(FINISH_WITHIN).await;
+        let lease = match self.lease.take() {
+            Some(lease) => lease.release().await,
+            None => None,
+        };
+        (failures, lease)
     }
 }
 
