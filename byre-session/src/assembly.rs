@@ -367,7 +367,8 @@ impl Assembler {
                 message_id: self.lookup(line),
                 error: error.error.clone(),
             })),
-            StreamEvent::Ping(_) | StreamEvent::Unknown(_) => {}
+            // A ping, an unknown event, and what a newer byre-proto adds: nothing to assemble.
+            _ => {}
         }
     }
 
@@ -501,7 +502,8 @@ impl AssemblyEvent {
                 Delta::Thinking(d) => Some(&d.thinking),
                 Delta::Signature(d) => Some(&d.signature),
                 Delta::InputJson(d) => Some(&d.partial_json),
-                Delta::Citations(_) | Delta::Unknown(_) => None,
+                // Citations, unknown deltas, and what a newer byre-proto adds.
+                _ => None,
             },
             _ => None,
         }

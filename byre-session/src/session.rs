@@ -668,8 +668,8 @@ impl<T> Session<T> {
                 message: e.error.clone().unwrap_or_default(),
                 code: e.error_code.clone(),
             }),
-            ControlResponseBody::Unknown(u) => Err(RequestFailure::Refused {
-                message: format!("an answer of unknown subtype {:?}", u.get_str("subtype")),
+            other => Err(RequestFailure::Refused {
+                message: format!("an answer of unknown subtype {:?}", other.tag()),
                 code: None,
             }),
         };

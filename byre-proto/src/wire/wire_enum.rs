@@ -13,8 +13,12 @@ macro_rules! wire_enum {
         }
     ) => {
         $(#[$meta])*
+        ///
+        /// Open: a newer CLI may add variants (`#[non_exhaustive]`); until byre models one, it
+        /// arrives as `Unknown`.
         #[derive(Debug, Clone, PartialEq)]
         #[allow(clippy::large_enum_variant)]
+        #[non_exhaustive]
         pub enum $name {
             $( $(#[$vmeta])* $var($ty), )*
             /// A tag this version of byre does not know, or no tag at all: kept whole.

@@ -323,6 +323,7 @@ impl Renderer {
             }
             HostMessage::KeepAlive(_) => "keep_alive".to_owned(),
             HostMessage::Unknown(u) => unknown(u),
+            other => format!("new variant {:?}", other.tag()),
         }
     }
 
@@ -338,6 +339,7 @@ impl Renderer {
                 text(e.error.as_deref().unwrap_or(""))
             ),
             ControlResponseBody::Unknown(u) => format!("control_response {}", unknown(u)),
+            other => format!("control_response new variant {:?}", other.tag()),
         };
         write!(s, " {}", id(Some(request_id), 8)).expect("writing to a String");
         let Some((asked_by, subtype)) = answered else {
@@ -449,6 +451,7 @@ fn cli_request(r: &CliRequest) -> String {
         }
         CliRequest::RequestUserDialog(d) => format!("request_user_dialog {}", d.dialog_kind),
         CliRequest::Unknown(u) => unknown_tagged(u, "subtype"),
+        other => format!("new variant {:?}", other.tag()),
     }
 }
 
@@ -540,6 +543,7 @@ fn stream_event(e: &StreamEvent) -> String {
                 Delta::Signature(s) => format!("signature_delta {}", text(&s.signature)),
                 Delta::Citations(_) => "citations_delta".to_owned(),
                 Delta::Unknown(u) => unknown(u),
+                other => format!("new variant {:?}", other.tag()),
             };
             format!("content_block_delta[{}] {delta}", d.index)
         }
@@ -556,6 +560,7 @@ fn stream_event(e: &StreamEvent) -> String {
         StreamEvent::Ping(_) => "ping".to_owned(),
         StreamEvent::Error(err) => format!("error {}", err.error),
         StreamEvent::Unknown(u) => unknown(u),
+        other => format!("new variant {:?}", other.tag()),
     }
 }
 
