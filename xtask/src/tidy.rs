@@ -48,18 +48,7 @@ mod tests {
             .filter(|f| {
                 let rel = f.strip_prefix(&root).unwrap_or(f);
                 let parts: Vec<_> = rel.iter().filter_map(|p| p.to_str()).collect();
-                // byre-proto's three largest files are still to be split (issue #14).
-                let pending = [
-                    "wire.rs",
-                    "hooks.rs",
-                    "host_request.rs",
-                    "lib.rs",
-                    "content.rs",
-                ];
-                let in_proto = parts.contains(&"byre-proto")
-                    && pending.iter().any(|p| parts.last() == Some(p));
                 !parts.contains(&"tests")
-                    && !in_proto
                     && parts
                         .iter()
                         .any(|p| matches!(*p, "src" | "examples" | "benches"))
