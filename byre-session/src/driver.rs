@@ -34,9 +34,6 @@
 //! gathers those lines into batches and a task of the driver appends them to the store,
 //! retried, off the driver's own loop (a slow store never slows the stream).
 
-mod builder;
-mod builder_flags;
-mod builder_more;
 mod claude;
 mod commands;
 mod ending;
@@ -44,6 +41,11 @@ mod error;
 mod handlers;
 mod live;
 mod options;
+mod opts_mcp;
+mod opts_model;
+mod opts_process;
+mod opts_session;
+mod opts_tools;
 mod pool;
 mod query;
 mod queue;

@@ -1,0 +1,152 @@
+//! Options for the CLI's process: its program, working directory and environment, how the
+//! options reach it, timeouts and limits, its stderr and diagnostics, and a custom spawner.
+
+use super::options::Options;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+impl Options {
+    /// The working directory of the CLI (the caller's by default).
+    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.launch.cwd = Some(dir.into());
+        self
+    }
+
+    /// The `claude` binary (found on `PATH` and the usual places by default).
+    pub fn program(mut self, path: impl Into<PathBuf>) -> Self {
+        self.launch.program = Some(path.into());
+        self
+    }
+
+    /// Sets an environment variable for the CLI.
+    pub fn env(mut self, name: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.launch.env.push((name.into(), value.into()));
+        self
+    }
+
+    /// Removes an inherited environment variable from the CLI's environment.
+    pub fn env_remove(mut self, name: impl Into<OsString>) -> Self {
+        self.launch.env_remove.push(name.into());
+        self
+    }
+
+    /// Starts the CLI with a cleared environment, as the TypeScript SDK's `env` (which replaces
+    /// the process environment) does: of this process's variables only those `allow` names
+    /// are passed on (names, or prefixes ending in `*`: `LC_*`), then byre's own and those set
+    /// with [`Options::env`]. [`Options::clear_env`] allows what the CLI needs to run.
+    pub fn env_allow<I, S>(mut self, allow: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.launch.env_allow = Some(allow.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Starts the CLI with a cleared environment holding only what it needs to run
+    /// ([`byre_transport::DEFAULT_ENV_ALLOW`]: `PATH`, `HOME`, the locale, proxies and
+    /// certificates, `ANTHROPIC_*`, `CLAUDE_*`, ...), and those set with [`Options::env`].
+    pub fn clear_env(self) -> Self {
+        self.env_allow(byre_transport::DEFAULT_ENV_ALLOW.iter().copied())
+    }
+
+    /// Passes the session store's credential variables on to the CLI. By default a session
+    /// with a store ([`Options::session_store`]) starts the CLI without the variables the store
+    /// may have been configured from
+    /// ([`SessionStore::credential_vars`](byre_transport::store::SessionStore::credential_vars):
+    /// `AWS_*`, `GOOGLE_*`, `AZURE_*` for object storage), so that a model's `printenv` cannot
+    /// put them in the conversation; a variable set with [`Options::env`] is passed all the
+    /// same.
+    pub fn pass_store_credentials(mut self) -> Self {
+        self.pass_store_credentials = true;
+        self
+    }
+
+    /// Starts the CLI with `spawner` instead of as a local child process: through a wrapper
+    /// command ([`Wrapper`](byre_transport::Wrapper): `sudo -u`, `nice`, `docker exec`,
+    /// `ssh`) or any [`Spawn`](byre_transport::Spawn) implementation. Each spawner documents
+    /// how it is stopped.
+    pub fn spawn(mut self, spawner: impl byre_transport::Spawn + 'static) -> Self {
+        self.spawn = Some(std::sync::Arc::new(spawner));
+        self
+    }
+
+    /// How the settings, MCP servers (with their `env` and `headers`), subagents and system
+    /// prompts reach the CLI: in the `initialize` request over stdin, with
+    /// `--await-initialize` ([`Delivery::Initialize`](byre_transport::Delivery), the
+    /// default: nothing secret on the command line), or as flags
+    /// ([`Delivery::Argv`](byre_transport::Delivery), visible to every user of the machine in
+    /// `ps`).
+    pub fn delivery(mut self, delivery: byre_transport::Delivery) -> Self {
+        self.launch.delivery = delivery;
+        self
+    }
+
+    /// How long `initialize` and other requests may take (60 s by default).
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = Some(timeout);
+        self
+    }
+
+    /// How long any handler may take before the CLI gets an error answer (no limit by
+    /// default).
+    pub fn handler_timeout(mut self, timeout: Duration) -> Self {
+        self.handler_timeout = Some(timeout);
+        self
+    }
+
+    /// How long [`Claude::close`](crate::Claude::close) lets the CLI exit by itself before
+    /// SIGTERM (5 s by default).
+    pub fn exit_grace(mut self, grace: Duration) -> Self {
+        self.process.exit_grace = grace;
+        self
+    }
+
+    /// The longest line accepted from the CLI (64 MiB by default).
+    pub fn max_line_bytes(mut self, bytes: usize) -> Self {
+        self.max_line = Some(bytes);
+        self
+    }
+
+    /// Starts even with a CLI older than the oldest version byre supports
+    /// ([`OLDEST_SUPPORTED_CLI`](crate::OLDEST_SUPPORTED_CLI)), which otherwise fails the
+    /// start with [`Error::UnsupportedCli`](crate::Error::UnsupportedCli). What byre expects
+    /// of the protocol may then not hold.
+    pub fn any_cli_version(mut self) -> Self {
+        self.any_cli_version = true;
+        self
+    }
+
+    /// A CLI flag byre has no setter for (`--flag` or `--flag value`; `flag` without dashes).
+    pub fn extra_arg(mut self, flag: impl Into<String>, value: Option<String>) -> Self {
+        self.launch.extra_args.push((flag.into(), value));
+        self
+    }
+
+    /// Writes the CLI's debug log on its stderr (`--debug-to-stderr`), where
+    /// [`Options::on_stderr`] sees it; [`Options::debug_file`] writes it to a file instead.
+    pub fn debug_to_stderr(self) -> Self {
+        self.extra_arg("debug-to-stderr", None)
+    }
+
+    /// Called with every line the CLI writes on stderr, as it arrives.
+    pub fn on_stderr(mut self, callback: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.process.on_stderr_line = Some(Arc::new(callback));
+        self
+    }
+
+    /// Writes the CLI's debug log to `file` (`--debug-file`).
+    pub fn debug_file(mut self, file: impl Into<PathBuf>) -> Self {
+        self.launch.debug_file = Some(file.into());
+        self
+    }
+
+    /// The program's name, which the CLI puts in its user agent
+    /// (`CLAUDE_AGENT_SDK_CLIENT_APP`).
+    pub fn client_app(mut self, name: impl Into<String>) -> Self {
+        self.launch.client_app = Some(name.into());
+        self
+    }
+}

@@ -1,0 +1,133 @@
+//! Options for the session and what it keeps: continuing, resuming and forking, its id,
+//! persistence, transcripts, and the settings (and files) the CLI reads.
+
+use super::options::Options;
+use serde_json::{Map, Value};
+use std::path::PathBuf;
+
+impl Options {
+    /// Continues the latest session of the working directory (`--continue`).
+    pub fn continue_conversation(mut self) -> Self {
+        self.launch.continue_conversation = true;
+        self
+    }
+
+    /// The new session's id (`--session-id`, a UUID; see
+    /// [`new_session_id`](crate::new_session_id)).
+    pub fn session_id(mut self, id: impl Into<String>) -> Self {
+        self.launch.session_id = Some(id.into());
+        self
+    }
+
+    /// With [`Options::resume`]: resumes the session as it was at message `uuid`
+    /// (`--resume-session-at`).
+    pub fn resume_at(mut self, uuid: impl Into<String>) -> Self {
+        self.launch.resume_session_at = Some(uuid.into());
+        self
+    }
+
+    /// With [`Options::resume`]: continues in a new session instead (`--fork-session`).
+    pub fn fork_session(mut self) -> Self {
+        self.launch.fork_session = true;
+        self
+    }
+
+    /// When resuming, drops an unfinished last turn (`--resume-drops-turn`).
+    pub fn resume_drops_turn(mut self) -> Self {
+        self.launch.resume_drops_turn = true;
+        self
+    }
+
+    /// Writes nothing of the session to disk (`--no-session-persistence`): no transcript in
+    /// `~/.claude/projects`, so it cannot be resumed.
+    pub fn no_session_persistence(mut self) -> Self {
+        self.launch.no_session_persistence = true;
+        self
+    }
+
+    /// Writes a transcript of every line exchanged to `path` (see [`crate::driver`]).
+    pub fn transcript(mut self, path: impl Into<PathBuf>) -> Self {
+        self.transcript = Some(path.into());
+        self
+    }
+
+    /// Starts a transcript with the CLI's argv and working directory (off by default).
+    pub fn transcript_launch(mut self, record: bool) -> Self {
+        self.transcript_launch = record;
+        self
+    }
+
+    /// Settings (a JSON object, as in `settings.json`), sent in `initialize` (or as
+    /// `--settings`, see [`Options::delivery`]).
+    pub fn settings(mut self, settings: Map<String, Value>) -> Self {
+        self.launch.settings.extend(settings);
+        self
+    }
+
+    /// Settings read from a JSON file (as `settings.json`) when the session starts; keys
+    /// given with [`Options::settings`] win over the file's.
+    pub fn settings_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.settings_file = Some(path.into());
+        self
+    }
+
+    /// Which settings files the CLI loads (`--setting-sources`: `user`, `project`, `local`;
+    /// an empty list loads none).
+    pub fn setting_sources<I, S>(mut self, sources: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.launch.setting_sources = Some(sources.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Managed (policy) settings for the session, sent in `initialize` with
+    /// `--managed-settings-in-initialize`: they rank above every other settings source.
+    pub fn managed_settings(mut self, settings: Map<String, Value>) -> Self {
+        self.initialize.managed_settings = Some(Value::Object(settings));
+        self.launch
+            .extra_args
+            .retain(|(flag, _)| flag != "managed-settings-in-initialize");
+        self.launch
+            .extra_args
+            .push(("managed-settings-in-initialize".into(), None));
+        self
+    }
+
+    /// Where the project's `.claude` folder is looked for (`--project-config-root`).
+    pub fn project_config_root(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.launch.project_config_root = Some(dir.into());
+        self
+    }
+
+    /// Reads the files named with [`Options::settings_file`] and
+    /// [`Options::system_prompt_file`] into the options, and turns [`Options::skills`] into
+    /// rules.
+    pub(super) fn read_files(&mut self) -> Result<(), String> {
+        if let Some(path) = self.settings_file.take() {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("settings file {}: {e}", path.display()))?;
+            let mut settings: Map<String, Value> = serde_json::from_str(&text)
+                .map_err(|e| format!("settings file {}: {e}", path.display()))?;
+            settings.extend(std::mem::take(&mut self.launch.settings));
+            self.launch.settings = settings;
+        }
+        if let Some(path) = self.system_prompt_file.take() {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("system prompt file {}: {e}", path.display()))?;
+            self.launch.system_prompt = Some(text);
+        }
+        if let Some(skills) = self.skills.take() {
+            for rule in skills.rules()? {
+                if !self.launch.allowed_tools.contains(&rule) {
+                    self.launch.allowed_tools.push(rule);
+                }
+            }
+            if let crate::Skills::Only(names) = skills {
+                self.initialize.skills = Some(names);
+            }
+        }
+        Ok(())
+    }
+}
