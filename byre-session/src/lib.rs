@@ -113,3 +113,22 @@ pub mod turns;
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The examples of the guide in `docs/`, compiled as doctests: one item per page.
+#[cfg(doctest)]
+pub mod guide_doctests {
+    #[doc = include_str!("../../docs/hooks.md")]
+    pub struct Hooks;
+    #[doc = include_str!("../../docs/permissions.md")]
+    pub struct Permissions;
+    #[doc = include_str!("../../docs/mcp-tools.md")]
+    pub struct McpTools;
+    #[doc = include_str!("../../docs/sessions.md")]
+    pub struct Sessions;
+    #[doc = include_str!("../../docs/spawn.md")]
+    pub struct Spawn;
+    #[doc = include_str!("../../docs/testing.md")]
+    pub struct Testing;
+    #[doc = include_str!("../../docs/protocol.md")]
+    pub struct Protocol;
+}
