@@ -84,10 +84,7 @@ pub(super) type Ready = Option<Result<(), Error>>;
 ///     Err(TurnError::Interrupted { .. }) => println!("interrupted"),
 ///     other => println!("{:?}", other.map(|output| output.text)),
 /// }
-/// // The session goes on: switch model, ask again, then stop the CLI.
-/// claude.set_model(Some("claude-haiku-4-5")).await?;
-/// claude.send("Just say hello.")?;
-/// println!("{}", events.turn().finish().await?.text);
+/// claude.set_model(Some("claude-haiku-4-5")).await?; // the session goes on
 /// claude.close().await?;
 /// # Ok(())
 /// # }
