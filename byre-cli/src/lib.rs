@@ -3,6 +3,10 @@
 //! as interrupt, resume and fork, and transcripts; `byre replay` reads a transcript back as a
 //! conversation.
 //!
+//! The guide's [`byre` command page][byre-command] has every command, flag and exit code; its
+//! [index][guide] covers the library by task. `cargo xtask demo` runs `byre run` offline against
+//! byre-testkit's fake model.
+//!
 //! The binary is a thin `main` around [`main_with`]. A program can run the same command line
 //! in-process and add its own hooks or in-process MCP servers to every session it starts with
 //! a [`Setup`]; `cargo xtask demo` does that to serve a small MCP tool and a hook.
@@ -13,6 +17,9 @@
 //! byre_cli::main_with(["run", "Say hello"].map(Into::into), setup).await
 //! # }
 //! ```
+//!
+//! [byre-command]: https://github.com/byre-rs/byre/blob/main/docs/byre-command.md
+//! [guide]: https://github.com/byre-rs/byre/blob/main/docs/README.md
 
 use std::ffi::OsString;
 use std::fmt;

@@ -29,7 +29,30 @@ wire_enum! {
 }
 
 wire_struct! {
-    /// `can_use_tool`.
+    /// `can_use_tool`: may this tool call run? Answer with [`allow`](Self::allow) or
+    /// [`deny`](Self::deny), each a [`PermissionResult`].
+    ///
+    /// byre-session's `Options::can_use_tool` hands each request to the program's handler;
+    /// the guide's `docs/permissions.md` says when the CLI asks.
+    ///
+    /// ```
+    /// use byre_proto::{CanUseToolRequest, PermissionResult};
+    /// use serde_json::json;
+    ///
+    /// let request: CanUseToolRequest = serde_json::from_value(json!({
+    ///     "tool_name": "Bash",
+    ///     "input": {"command": "rm -rf target"},
+    ///     "tool_use_id": "toolu_01",
+    /// }))?;
+    /// let command = request.input["command"].as_str().unwrap_or("");
+    /// let answer = if request.tool_name == "Bash" && command.starts_with("rm ") {
+    ///     request.deny("no deleting in this session")
+    /// } else {
+    ///     request.allow() // with the input unchanged
+    /// };
+    /// assert!(matches!(answer, PermissionResult::Deny(_)));
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
     pub struct CanUseToolRequest {
         /// The tool.
         "tool_name" tool_name: req String,

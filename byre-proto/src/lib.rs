@@ -4,6 +4,11 @@
 //! no async runtime and no clock: framing lines is `byre-transport`'s job, and the state of a
 //! session is `byre-session`'s.
 //!
+//! To drive the CLI, depend on byre-session, which re-exports this crate as `byre_session::proto`;
+//! the guide's [protocol page][protocol] reads CLI output with these types, and the [guide][guide]
+//! covers the rest by task. byre-testkit runs the real CLI offline against a fake model, and the
+//! recorded lines in the repository's `testdata/transcripts/` decode with these types.
+//!
 //! ```
 //! use byre_proto::{CliMessage, SystemMessage};
 //!
@@ -100,6 +105,9 @@
 //! {"type":"control_response","response":{"subtype":"error","request_id":"r",
 //!  "error":"Unsupported control request subtype: x","error_code":"unsupported_request"}}
 //! ```
+//!
+//! [protocol]: https://github.com/byre-rs/byre/blob/main/docs/protocol.md
+//! [guide]: https://github.com/byre-rs/byre/blob/main/docs/README.md
 
 mod cli_request;
 mod content;

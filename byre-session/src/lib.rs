@@ -1,5 +1,23 @@
 //! The session layer of byre: what users program against.
 //!
+//! Start a session with [`Claude::start`] and [`Options`], send prompts, read each turn's
+//! events and its typed outcome, and answer the CLI's requests with handlers: hooks
+//! ([`Options::hook_with`]), permission prompts ([`Options::can_use_tool`]) and in-process MCP
+//! tools ([`Tool`], [`Options::serve_mcp`]). Errors say whose fault they are ([`Error`],
+//! [`TurnError`]).
+//!
+//! Where to go from here:
+//!
+//! - the guide by task, in the repository's [`docs/`][guide]: [driving a session][driving],
+//!   [hooks], [permissions], [MCP tools][mcp-tools], [sessions and stores][sessions],
+//!   [running many agents][many-agents], [errors];
+//! - byre-testkit, to test a program offline against the real CLI and a fake model
+//!   ([testing your agent offline][testing]);
+//! - the examples in `byre-session/examples/`: `review_bot` (a CI review bot with a tool, a
+//!   hook, a permission handler and a structured verdict), `hooks`, `permissions`,
+//!   `interrupt`, `fork`, `pool`, `mcp_tools`, `wrapper`; `cargo run -p byre-session --example
+//!   review_bot` runs offline.
+//!
 //! The core, all sans-IO (no tokio, no clock: time is passed in as `Instant`s):
 //!
 //! - [`session`]: the [`Session`](session::Session) state machine: the handshake
@@ -55,6 +73,16 @@
 //! byre's end-to-end scenarios (the `byre-e2e` crate) drive the real CLI through this driver.
 //! The driver's benchmarks are in `benches/` and their numbers in the repository's
 //! BENCHMARKS.md.
+//!
+//! [guide]: https://github.com/byre-rs/byre/blob/main/docs/README.md
+//! [driving]: https://github.com/byre-rs/byre/blob/main/docs/driving.md
+//! [hooks]: https://github.com/byre-rs/byre/blob/main/docs/hooks.md
+//! [permissions]: https://github.com/byre-rs/byre/blob/main/docs/permissions.md
+//! [mcp-tools]: https://github.com/byre-rs/byre/blob/main/docs/mcp-tools.md
+//! [sessions]: https://github.com/byre-rs/byre/blob/main/docs/sessions.md
+//! [many-agents]: https://github.com/byre-rs/byre/blob/main/docs/many-agents.md
+//! [errors]: https://github.com/byre-rs/byre/blob/main/docs/errors.md
+//! [testing]: https://github.com/byre-rs/byre/blob/main/docs/testing.md
 
 // What a program needs, at the root: `use byre_session::{Claude, Options, ...}`.
 pub use crate::assembly::AssemblyEvent;
@@ -113,3 +141,22 @@ pub mod turns;
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The examples of the guide in `docs/`, compiled as doctests: one item per page.
+#[cfg(doctest)]
+pub mod guide_doctests {
+    #[doc = include_str!("../../docs/hooks.md")]
+    pub struct Hooks;
+    #[doc = include_str!("../../docs/permissions.md")]
+    pub struct Permissions;
+    #[doc = include_str!("../../docs/mcp-tools.md")]
+    pub struct McpTools;
+    #[doc = include_str!("../../docs/sessions.md")]
+    pub struct Sessions;
+    #[doc = include_str!("../../docs/spawn.md")]
+    pub struct Spawn;
+    #[doc = include_str!("../../docs/testing.md")]
+    pub struct Testing;
+    #[doc = include_str!("../../docs/protocol.md")]
+    pub struct Protocol;
+}

@@ -9,6 +9,10 @@
 //!   scratch `HOME` and working directory, and the variables that keep the CLI off the network;
 //! - [`ClaudeEnv::options`]: byre-session `Options` that run that CLI in that environment.
 //!
+//! The guide's [testing your agent offline][testing] walks through it, and byre-session's examples
+//! `review_bot`, `mcp_tools` and `wrapper` run against the fake model (`cargo run -p byre-session
+//! --example review_bot`).
+//!
 //! Benchmarks also find here the [`corpus`] stream: the recorded CLI lines repeated to a size.
 //!
 //! A test of your own against the real CLI, with no account and no network, driving it with
@@ -40,6 +44,8 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! [testing]: https://github.com/byre-rs/byre/blob/main/docs/testing.md
 
 mod cli;
 pub mod corpus;

@@ -9,6 +9,17 @@
 //! environment ([`PROCESS_TAG_VAR`]). The transcript module reads and writes the one
 //! transcript format: every line in both directions, the account email redacted; it reads a
 //! file a line at a time, with the codec's framing over a blocking reader ([`LineReader`]).
+//!
+//! Most programs use it through byre-session (`byre_session::transport`). The guide has what it
+//! does for them: [running the CLI elsewhere][spawn], [process cleanup and many
+//! agents][many-agents], [session history and stores][sessions]; its [index][guide] lists the rest.
+//! byre-testkit checks a `SessionStore` of your own against the trait's contract
+//! (`store_conformance`), and `byre-session/examples/wrapper.rs` runs the CLI through a wrapper.
+//!
+//! [spawn]: https://github.com/byre-rs/byre/blob/main/docs/spawn.md
+//! [many-agents]: https://github.com/byre-rs/byre/blob/main/docs/many-agents.md
+//! [sessions]: https://github.com/byre-rs/byre/blob/main/docs/sessions.md
+//! [guide]: https://github.com/byre-rs/byre/blob/main/docs/README.md
 
 mod codec;
 mod descendants;

@@ -21,12 +21,17 @@ use serde_json::Value;
 const PROMPT: &str = "What is a byre? Look it up, then tell me what is in this folder.";
 
 pub(crate) fn run() -> Result<bool, String> {
+    eprintln!(
+        "byre demo: finding the pinned claude CLI \
+         (the first time npm installs it into .cli/, a minute or two)"
+    );
     let bin = claude_bin().map_err(|e| e.to_string())?;
     let version = byre_testkit::cli_version(&bin).map_err(|e| e.to_string())?;
     let script_path = crate::project_root().join("testdata/scenarios/demo.json");
     let script = Script::from_file(&script_path).map_err(|e| e.to_string())?;
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     runtime.block_on(async {
+        eprintln!("byre demo: starting the fake model and a scratch HOME");
         let model = FakeModel::start(script).await.map_err(|e| e.to_string())?;
         let env = ClaudeEnv::new(&model.base_url()).map_err(|e| e.to_string())?;
         for (file, text) in [
@@ -122,4 +127,25 @@ fn dictionary() -> McpServer {
     )
     .expect("a valid tool");
     McpServer::tools("byre", [lookup]).expect("a valid server")
+}
+
+#[cfg(test)]
+mod tests {
+    /// The first `cargo xtask demo` builds byre before anything of the demo runs: the alias
+    /// must let cargo's progress through, so that the build is not minutes of silence.
+    #[test]
+    fn the_xtask_alias_shows_the_build() {
+        let config = std::fs::read_to_string(crate::project_root().join(".cargo/config.toml"))
+            .expect("the workspace's .cargo/config.toml");
+        let alias = config
+            .lines()
+            .find(|line| line.trim_start().starts_with("xtask"))
+            .expect("an xtask alias");
+        let words: Vec<_> = alias.split(['"', ' ']).collect();
+        assert!(words.contains(&"run"), "{alias}");
+        assert!(
+            !words.iter().any(|w| matches!(*w, "--quiet" | "-q")),
+            "the alias hides cargo's progress: {alias}"
+        );
+    }
 }

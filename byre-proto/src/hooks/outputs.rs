@@ -33,6 +33,31 @@ open_enum! {
 
 wire_struct! {
     /// A hook's output: the answer to `hook_callback`. `{}` means no opinion.
+    ///
+    /// The constructors cover the common answers; a hook handler of byre-session returns one
+    /// (the guide's `docs/hooks.md` has a whole hook).
+    ///
+    /// ```
+    /// use byre_proto::HookOutput;
+    /// use serde_json::json;
+    ///
+    /// // From a PreToolUse hook: do not run the tool, and tell the model why.
+    /// let deny = HookOutput::deny_tool("no deleting here");
+    /// assert_eq!(
+    ///     serde_json::to_value(&deny)?,
+    ///     json!({"hookSpecificOutput": {
+    ///         "hookEventName": "PreToolUse",
+    ///         "permissionDecision": "deny",
+    ///         "permissionDecisionReason": "no deleting here",
+    ///     }}),
+    /// );
+    /// // No opinion: the action goes on as if no hook ran.
+    /// assert_eq!(serde_json::to_value(HookOutput::none())?, json!({}));
+    /// // Stop the agent, with a warning for the user.
+    /// let stop = HookOutput::stop("the build is red").system_message("stopped by the CI hook");
+    /// assert_eq!(stop.continue_, Some(false));
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
     #[derive(Default)]
     pub struct HookOutput {
         /// `false` stops the agent.

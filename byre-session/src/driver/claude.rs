@@ -27,6 +27,32 @@ use crate::session::{Event, Session, SessionConfig};
 
 /// The session handle: cheap to clone, usable from any task (`&self` methods): one task can
 /// stream events while another interrupts or switches model.
+///
+/// [`Claude::start`] starts the CLI and gives the handle with its [`Events`]; the session
+/// ends with [`close`](Claude::close), or when every handle and the events are dropped.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use byre_session::{Claude, Options, TurnError};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let (claude, mut events) = Claude::start(Options::new()).await?;
+/// claude.send("Count to a thousand, one number a line.")?;
+/// // Another task interrupts the turn after a second.
+/// let handle = claude.clone();
+/// tokio::spawn(async move {
+///     tokio::time::sleep(Duration::from_secs(1)).await;
+///     handle.interrupt().await
+/// });
+/// match events.turn().finish().await {
+///     Err(TurnError::Interrupted { .. }) => println!("interrupted"),
+///     other => println!("{:?}", other.map(|output| output.text)),
+/// }
+/// claude.set_model(Some("claude-haiku-4-5")).await?; // the session goes on
+/// claude.close().await?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug)]
 pub struct Claude {
     pub(super) commands: mpsc::UnboundedSender<Command>,

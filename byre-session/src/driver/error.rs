@@ -11,6 +11,24 @@ use byre_transport::{ExitInfo, LaunchError};
 use crate::session::{RequestFailure, StoreLoss};
 
 /// Why a session call failed, split by fault.
+///
+/// [`fault`](Error::fault) says whose fault it is, which is what a caller acts on; the
+/// guide's `docs/errors.md` goes through the variants.
+///
+/// ```no_run
+/// use byre_session::{Claude, Error, Fault, Options};
+///
+/// # async fn run() {
+/// match Claude::start(Options::new().resume("0b5e0000-1111-4222-8333-444455556666")).await {
+///     Ok((claude, _events)) => drop(claude),
+///     Err(Error::UnknownSession { session_id, .. }) => eprintln!("no session {session_id}"),
+///     Err(error) if error.fault() == Fault::Launch => {
+///         eprintln!("fix the setup: {error}") // not found, not executable, refused options
+///     }
+///     Err(error) => eprintln!("{error}"),
+/// }
+/// # }
+/// ```
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

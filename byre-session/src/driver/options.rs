@@ -14,6 +14,28 @@ use byre_transport::{Launch, ProcessOptions};
 use serde_json::Value;
 
 /// How to start a session.
+///
+/// A builder: start from [`Options::new`] and chain setters; what is not set is the CLI's own
+/// default. The guide's `docs/driving.md` lists the setters by what they serve, and
+/// `docs/sdk-options.md` gives byre's name for each option of the official SDKs.
+///
+/// ```no_run
+/// use byre_session::{Claude, Options, PermissionMode};
+///
+/// # async fn run() -> Result<(), byre_session::Error> {
+/// let options = Options::new()
+///     .model("claude-sonnet-4-5")
+///     .system_prompt("You review pull requests. Be brief.")
+///     .allowed_tools(["Read", "Grep", "Bash(git diff:*)"])
+///     .permission_mode(PermissionMode::DEFAULT) // ask for the rest; no one asks: denied
+///     .max_turns(8)
+///     .cwd("/work/repo")
+///     .transcript("review.jsonl"); // every line exchanged, for `byre replay`
+/// let (claude, events) = Claude::start(options).await?;
+/// # drop((claude, events));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Default)]
 pub struct Options {
     /// How to launch the CLI (argv and environment).

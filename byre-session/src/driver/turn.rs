@@ -19,6 +19,30 @@ use crate::assembly::AssemblyEvent;
 use crate::session::{Event, ProtocolViolation};
 
 /// Why a turn did not succeed. The CLI's `result` is kept where it wrote one.
+///
+/// A tool call that was denied does not fail a turn: it is in
+/// [`TurnOutput::permission_denials`].
+///
+/// ```no_run
+/// use byre_session::{Claude, Options, TurnError};
+///
+/// # async fn run() -> Result<(), byre_session::Error> {
+/// let (claude, mut events) = Claude::start(Options::new().max_turns(3)).await?;
+/// claude.send("Fix the failing test.")?;
+/// match events.turn().finish().await {
+///     Ok(output) => println!("{}", output.text),
+///     Err(TurnError::MaxTurns { .. }) => eprintln!("out of turns: ask for less"),
+///     Err(TurnError::Api { status: Some(429), .. }) => eprintln!("rate limited: later"),
+///     Err(TurnError::Session(error)) => return Err(error), // the session ended
+///     Err(other) => {
+///         let turns = other.result().and_then(|r| r.num_turns);
+///         eprintln!("{other} (after {turns:?} model turns)");
+///     }
+/// }
+/// claude.close().await?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum TurnError {

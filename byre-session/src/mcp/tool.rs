@@ -31,6 +31,37 @@ use super::{check_name, Error};
 type Run = Arc<dyn Fn(Value) -> Pin<Box<dyn Future<Output = CallToolResult> + Send>> + Send + Sync>;
 
 /// One tool: its MCP definition and its handler.
+///
+/// The input type derives `serde::Deserialize` and [`JsonSchema`] (its doc comments become the
+/// schema's descriptions); the handler returns a [`ToolOutput`], or an error the model reads.
+/// [`McpServer::tools`](crate::mcp::McpServer::tools) serves tools to the CLI in-process; the
+/// guide's `docs/mcp-tools.md` has a whole program.
+///
+/// ```
+/// use byre_session::mcp::{McpServer, Tool, ToolOutput};
+/// use byre_session::{JsonSchema, Options};
+///
+/// #[derive(serde::Deserialize, JsonSchema)]
+/// #[schemars(crate = "byre_session::schemars")]
+/// struct Add {
+///     /// The first number.
+///     a: i64,
+///     /// The second number.
+///     b: i64,
+/// }
+///
+/// let add = Tool::new("add", "Add two integers.", |args: Add| async move {
+///     match args.a.checked_add(args.b) {
+///         Some(sum) => Ok(ToolOutput::text(sum.to_string())),
+///         None => Err("the sum does not fit in 64 bits"), // a result with isError: true
+///     }
+/// })?;
+/// assert_eq!(add.name(), "add");
+/// // The model calls it as mcp__calc__add.
+/// let options = Options::new().serve_mcp(McpServer::tools("calc", [add])?);
+/// # drop(options);
+/// # Ok::<(), byre_session::mcp::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Tool {
     definition: rmcp::model::Tool,

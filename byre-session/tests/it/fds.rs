@@ -89,5 +89,5 @@ fn fds_per_session() {
     });
 }
 
-/// The descriptors one session holds, as the README says.
+/// The descriptors one session holds, as docs/many-agents.md says.
 const FDS_PER_SESSION: usize = 5;
