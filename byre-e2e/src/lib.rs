@@ -33,7 +33,7 @@ impl Ctx {
     pub fn new() -> Result<Ctx, ProvisionError> {
         let bin = claude_bin()?;
         let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../..")
+            .join("..")
             .canonicalize()
             .expect("the workspace root exists");
         Ok(Ctx { bin, root })
