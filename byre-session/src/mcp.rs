@@ -98,7 +98,7 @@ use crate::driver::{Claude, McpChange, McpHandlerFactory, Options, Outbox};
 /// Why an MCP server or tool cannot be registered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum Error {
+pub enum McpError {
     /// A server or tool name is empty or has characters other than ASCII letters, digits, `_`
     /// and `-` (the model sees tools as `mcp__<server>__<tool>`).
     #[error("bad {what} name {name:?}: use 1 to 64 ASCII letters, digits, '_' or '-'")]
@@ -145,14 +145,14 @@ impl std::fmt::Debug for McpServer {
 
 impl McpServer {
     /// A server made of [`Tool`]s (the light API), named `name`.
-    pub fn tools(name: &str, tools: impl IntoIterator<Item = Tool>) -> Result<Self, Error> {
+    pub fn tools(name: &str, tools: impl IntoIterator<Item = Tool>) -> Result<Self, McpError> {
         let server = ToolServer::new(name, tools)?;
         Self::rmcp(name, server)
     }
 
     /// Any rmcp server handler (for example one written with rmcp's `#[tool_router]` and
     /// `#[tool_handler]` macros), named `name`. Each session serves a clone of `service`.
-    pub fn rmcp<S>(name: &str, service: S) -> Result<Self, Error>
+    pub fn rmcp<S>(name: &str, service: S) -> Result<Self, McpError>
     where
         S: rmcp::ServerHandler + Clone,
     {
@@ -162,7 +162,7 @@ impl McpServer {
     /// Any rmcp server handler, named `name`, made by `factory` for each session, and again
     /// when a session starts the server's stopped service again (see the module
     /// documentation).
-    pub fn rmcp_with<S, F>(name: &str, factory: F) -> Result<Self, Error>
+    pub fn rmcp_with<S, F>(name: &str, factory: F) -> Result<Self, McpError>
     where
         S: rmcp::ServerHandler,
         F: Fn() -> S + Send + Sync + 'static,
@@ -300,7 +300,7 @@ impl Claude {
 }
 
 /// Checks a server or tool name: 1 to 64 ASCII letters, digits, `_` or `-`.
-fn check_name(what: &'static str, name: &str) -> Result<(), Error> {
+fn check_name(what: &'static str, name: &str) -> Result<(), McpError> {
     let ok = !name.is_empty()
         && name.len() <= 64
         && name
@@ -309,7 +309,7 @@ fn check_name(what: &'static str, name: &str) -> Result<(), Error> {
     if ok {
         Ok(())
     } else {
-        Err(Error::BadName {
+        Err(McpError::BadName {
             what,
             name: name.to_owned(),
         })

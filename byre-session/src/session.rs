@@ -71,7 +71,7 @@ mod versions;
 pub use self::mirror::{MirrorBatch, MirrorConfig, MirrorFlush, StoreLoss, STORE_LOSS_KEYS};
 use self::outputs::AsEvents;
 pub use self::outputs::{
-    Action, Answer, Event, ProtocolViolation, RequestFailure, StartFailure, UsageError,
+    Action, Answer, CallError, Event, ProtocolViolation, RequestFailure, StartFailure,
 };
 pub use self::versions::{CliSupport, NEWEST_TESTED_CLI, OLDEST_SUPPORTED_CLI};
 
@@ -206,7 +206,7 @@ impl Session<()> {
         now: Instant,
         request: HostRequest,
         timeout: Option<Duration>,
-    ) -> Result<RequestId, UsageError> {
+    ) -> Result<RequestId, CallError> {
         self.request_with(now, request, timeout, ())
     }
 }
@@ -446,7 +446,7 @@ impl<T> Session<T> {
     // ----- commands -----------------------------------------------------------------------
 
     /// Sends a user message.
-    pub fn send_user(&mut self, message: UserMessage) -> Result<(), UsageError> {
+    pub fn send_user(&mut self, message: UserMessage) -> Result<(), CallError> {
         self.check_open()?;
         self.turns.sent_user(message.uuid.as_deref());
         self.transmit
@@ -463,7 +463,7 @@ impl<T> Session<T> {
         request: HostRequest,
         timeout: Option<Duration>,
         data: T,
-    ) -> Result<RequestId, UsageError> {
+    ) -> Result<RequestId, CallError> {
         self.check_open()?;
         let timeout = Some(timeout.unwrap_or(self.config.request_timeout));
         Ok(self.send_request(now, request, timeout, Some(data)))
@@ -479,7 +479,7 @@ impl<T> Session<T> {
         now: Instant,
         timeout: Option<Duration>,
         data: T,
-    ) -> Result<RequestId, UsageError> {
+    ) -> Result<RequestId, CallError> {
         let request = HostRequest::Initialize(self.config.initialize.clone());
         self.request_with(now, request, timeout, data)
     }
@@ -526,10 +526,10 @@ impl<T> Session<T> {
 
     /// Answers a CLI request that came as [`Event::Request`]: exactly one answer is sent; a
     /// request the CLI withdrew, or one already answered, is refused.
-    pub fn answer(&mut self, id: &RequestId, answer: Answer) -> Result<(), UsageError> {
+    pub fn answer(&mut self, id: &RequestId, answer: Answer) -> Result<(), CallError> {
         self.check_open()?;
         if self.requests.incoming.finish(id).is_none() {
-            return Err(UsageError::NotWaiting(id.to_string()));
+            return Err(CallError::NotWaiting(id.to_string()));
         }
         self.reply(id.as_str(), answer);
         self.check_input_end();
@@ -592,9 +592,9 @@ impl<T> Session<T> {
     // ----- helpers ------------------------------------------------------------------------
 
     /// Fails when the session is closed.
-    pub fn check_open(&self) -> Result<(), UsageError> {
+    pub fn check_open(&self) -> Result<(), CallError> {
         match self.state {
-            State::Closed(_) => Err(UsageError::Closed),
+            State::Closed(_) => Err(CallError::Closed),
             _ => Ok(()),
         }
     }

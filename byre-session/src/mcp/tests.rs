@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::bridge::{Bridge, Outgoing, INVALID_REQUEST, MAX_RESTARTS, REQUEST_CANCELLED};
-use super::{Error, McpServer, Start, Tool, ToolOutput, ToolServer};
+use super::{McpError, McpServer, Start, Tool, ToolOutput, ToolServer};
 use crate::driver::Options;
 
 const STEP: Duration = Duration::from_secs(10);
@@ -667,16 +667,19 @@ async fn outputs_carry_text_images_and_structured_content() {
 fn bad_definitions_are_typed_errors() {
     let handler = |_: Value| async move { Ok::<_, String>("x") };
     let err = Tool::with_schema("no spaces", "x", json!({"type": "object"}), handler).unwrap_err();
-    assert!(matches!(err, Error::BadName { what: "tool", .. }), "{err}");
+    assert!(
+        matches!(err, McpError::BadName { what: "tool", .. }),
+        "{err}"
+    );
     let err = Tool::with_schema("t", "x", json!({"type": "string"}), handler).unwrap_err();
-    assert!(matches!(err, Error::InputSchema { .. }), "{err}");
+    assert!(matches!(err, McpError::InputSchema { .. }), "{err}");
     let err = Tool::new("t", "x", |_: String| async move { Ok::<_, String>("x") }).unwrap_err();
-    assert!(matches!(err, Error::InputSchema { .. }), "{err}");
+    assert!(matches!(err, McpError::InputSchema { .. }), "{err}");
     let err = ToolServer::new("byre", [add(), add()]).unwrap_err();
-    assert_eq!(err, Error::DuplicateTool("add".into()));
+    assert_eq!(err, McpError::DuplicateTool("add".into()));
     let err = McpServer::tools("by re", [add()]).unwrap_err();
     assert!(
-        matches!(err, Error::BadName { what: "server", .. }),
+        matches!(err, McpError::BadName { what: "server", .. }),
         "{err}"
     );
     assert!(McpServer::tools(&"x".repeat(65), [add()]).is_err());

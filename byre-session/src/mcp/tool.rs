@@ -25,7 +25,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{check_name, Error};
+use super::{check_name, McpError};
 
 /// Runs a tool on its raw arguments.
 type Run = Arc<dyn Fn(Value) -> Pin<Box<dyn Future<Output = CallToolResult> + Send>> + Send + Sync>;
@@ -60,7 +60,7 @@ type Run = Arc<dyn Fn(Value) -> Pin<Box<dyn Future<Output = CallToolResult> + Se
 /// // The model calls it as mcp__calc__add.
 /// let options = Options::new().serve_mcp(McpServer::tools("calc", [add])?);
 /// # drop(options);
-/// # Ok::<(), byre_session::mcp::Error>(())
+/// # Ok::<(), byre_session::mcp::McpError>(())
 /// ```
 #[derive(Clone)]
 pub struct Tool {
@@ -80,7 +80,7 @@ impl Tool {
     /// A tool whose input is `I`: its JSON schema is derived from `I` (as rmcp derives it: JSON
     /// Schema 2020-12, doc comments become descriptions) and the arguments are decoded into `I`
     /// before `handler` runs. `I` must be a struct (an object schema).
-    pub fn new<I, F, Fut, O, E>(name: &str, description: &str, handler: F) -> Result<Tool, Error>
+    pub fn new<I, F, Fut, O, E>(name: &str, description: &str, handler: F) -> Result<Tool, McpError>
     where
         I: DeserializeOwned + JsonSchema + 'static,
         F: Fn(I) -> Fut + Send + Sync + 'static,
@@ -90,7 +90,7 @@ impl Tool {
     {
         check_name("tool", name)?;
         let schema = rmcp::handler::server::tool::schema_for_input::<I>().map_err(|message| {
-            Error::InputSchema {
+            McpError::InputSchema {
                 tool: name.to_owned(),
                 message,
             }
@@ -114,7 +114,7 @@ impl Tool {
         description: &str,
         input_schema: Value,
         handler: F,
-    ) -> Result<Tool, Error>
+    ) -> Result<Tool, McpError>
     where
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<O, E>> + Send + 'static,
@@ -125,7 +125,7 @@ impl Tool {
         let schema = match input_schema {
             Value::Object(map) if map.get("type") == Some(&Value::from("object")) => map,
             other => {
-                return Err(Error::InputSchema {
+                return Err(McpError::InputSchema {
                     tool: name.to_owned(),
                     message: format!("expected an object with \"type\": \"object\", got {other}"),
                 })
@@ -282,11 +282,11 @@ pub struct ToolServer {
 
 impl ToolServer {
     /// A server named `name` (its `serverInfo`) with `tools`; tool names must be unique.
-    pub fn new(name: &str, tools: impl IntoIterator<Item = Tool>) -> Result<Self, Error> {
+    pub fn new(name: &str, tools: impl IntoIterator<Item = Tool>) -> Result<Self, McpError> {
         let tools: Vec<Tool> = tools.into_iter().collect();
         for (n, tool) in tools.iter().enumerate() {
             if tools[..n].iter().any(|t| t.name() == tool.name()) {
-                return Err(Error::DuplicateTool(tool.name().to_owned()));
+                return Err(McpError::DuplicateTool(tool.name().to_owned()));
             }
         }
         Ok(ToolServer {

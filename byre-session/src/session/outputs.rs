@@ -196,10 +196,12 @@ pub enum ProtocolViolation {
 /// The host's answer to a CLI request: a success payload, or an error message.
 pub type Answer = Result<Value, String>;
 
-/// A misuse of the session API.
+/// A call on the core that cannot be done now: answering a request that is not waiting, or
+/// anything on a closed session. (The driver's option errors are
+/// [`UsageError`](crate::UsageError).)
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum UsageError {
+pub enum CallError {
     /// [`Session::answer`] for a request that is not in flight (never sent, answered, or
     /// cancelled by the CLI).
     #[error("no CLI request {0} is waiting for an answer")]

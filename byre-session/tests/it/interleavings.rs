@@ -13,7 +13,7 @@ use byre_proto::{
 };
 use byre_session::correlation::RequestId;
 use byre_session::session::{
-    Event, ProtocolViolation, RequestFailure, Session, SessionConfig, UsageError,
+    CallError, Event, ProtocolViolation, RequestFailure, Session, SessionConfig,
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -328,7 +328,7 @@ impl Harness {
                     assert_eq!(after, before + 1);
                     self.set_in(&id, In::Answered);
                 } else {
-                    assert_eq!(result, Err(UsageError::NotWaiting(id.clone())));
+                    assert_eq!(result, Err(CallError::NotWaiting(id.clone())));
                     assert_eq!(after, before);
                 }
             }
@@ -436,7 +436,7 @@ impl Harness {
             }
             assert_eq!(
                 self.session.send_user(UserMessage::prompt("late")),
-                Err(UsageError::Closed)
+                Err(CallError::Closed)
             );
             for (id, _) in &self.out {
                 let n = self.outcomes.get(id.as_str()).copied().unwrap_or(0);

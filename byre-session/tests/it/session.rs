@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use byre_proto::{CliMessage, CliRequest, HostMessage, HostRequest, InitializeRequest};
 use byre_session::correlation::RequestId;
 use byre_session::session::{
-    Event, ProtocolViolation, RequestFailure, Session, SessionConfig, UsageError,
+    CallError, Event, ProtocolViolation, RequestFailure, Session, SessionConfig,
 };
 use byre_testkit::{read_transcript, TranscriptLine};
 use serde_json::Value;
@@ -358,7 +358,7 @@ fn requests_time_out_and_fail_at_exit() {
     ));
     assert_eq!(
         session.send_user(byre_proto::UserMessage::prompt("x")),
-        Err(UsageError::Closed)
+        Err(CallError::Closed)
     );
 }
 
@@ -450,7 +450,7 @@ fn a_cancelled_cli_request_gets_no_answer() {
     let id = RequestId::new("p1");
     assert_eq!(
         session.answer(&id, Ok(serde_json::json!({"behavior": "allow"}))),
-        Err(UsageError::NotWaiting("p1".into()))
+        Err(CallError::NotWaiting("p1".into()))
     );
     assert!(session.poll_transmit().is_none());
 }
