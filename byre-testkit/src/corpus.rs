@@ -26,9 +26,12 @@ pub fn transcripts_dir() -> io::Result<PathBuf> {
         })
 }
 
-/// Every `recv` message of the transcripts under `dir` (searched recursively, files in name
-/// order), one line each without its newline, byte for byte as recorded.
-pub fn recv_lines(dir: &Path) -> io::Result<Vec<Vec<u8>>> {
+/// Every transcript (`*.jsonl`) under `dir`, searched recursively, sorted by path.
+///
+/// This is the one walk of the recorded corpus for every crate above byre-proto: tests, benches
+/// and [`recv_lines`] list transcripts with it, as `transcript_files(&transcripts_dir()?)` for
+/// all of them or with `.join("cli-<version>")` for one CLI's recordings.
+pub fn transcript_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let mut dirs = vec![dir.to_path_buf()];
     while let Some(dir) = dirs.pop() {
@@ -42,6 +45,13 @@ pub fn recv_lines(dir: &Path) -> io::Result<Vec<Vec<u8>>> {
         }
     }
     files.sort();
+    Ok(files)
+}
+
+/// Every `recv` message of the transcripts under `dir` (listed by [`transcript_files`]), one
+/// line each without its newline, byte for byte as recorded.
+pub fn recv_lines(dir: &Path) -> io::Result<Vec<Vec<u8>>> {
+    let files = transcript_files(dir)?;
     let mut lines = Vec::new();
     for file in files {
         for line in crate::TranscriptReader::open(&file).map_err(|e| io_error(&file, e))? {
@@ -192,6 +202,35 @@ mod tests {
         assert_eq!(types.iter().filter(|t| *t == "result").count(), 1);
         assert_eq!(types.last().map(String::as_str), Some("result"));
         assert!(!types.iter().any(|t| t.starts_with("control_")));
+    }
+
+    #[test]
+    fn transcript_files_lists_every_jsonl_file_below_the_folder_sorted() {
+        let dir = tempfile::tempdir().unwrap();
+        let nested = dir.path().join("cli-2").join("deeper");
+        std::fs::create_dir_all(&nested).unwrap();
+        for file in [
+            "b.jsonl",
+            "a.jsonl",
+            "notes.md",
+            "cli-2/c.jsonl",
+            "cli-2/deeper/d.jsonl",
+        ] {
+            std::fs::write(dir.path().join(file), "").unwrap();
+        }
+        let found: Vec<PathBuf> = transcript_files(dir.path())
+            .unwrap()
+            .into_iter()
+            .map(|p| p.strip_prefix(dir.path()).unwrap().to_path_buf())
+            .collect();
+        let expected = [
+            "a.jsonl",
+            "b.jsonl",
+            "cli-2/c.jsonl",
+            "cli-2/deeper/d.jsonl",
+        ];
+        assert_eq!(found, expected.map(PathBuf::from));
+        assert!(transcript_files(&dir.path().join("missing")).is_err());
     }
 
     #[test]

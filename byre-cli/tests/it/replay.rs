@@ -11,8 +11,9 @@ use serde_json::json;
 use crate::support::{byre_bin, output, peak_rss, Offline};
 
 fn testdata(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../testdata/transcripts/cli-2.1.328")
+    byre_testkit::corpus::transcripts_dir()
+        .expect("the recorded transcripts")
+        .join("cli-2.1.328")
         .join(name)
 }
 

@@ -13,7 +13,9 @@ use byre_proto::{
 };
 use serde_json::Value;
 
-use crate::support::{corpus_files, corpus_messages, corpus_root, read_transcript, Body};
+use crate::support::{
+    corpus_files, corpus_messages, corpus_root, direction, read_transcript, Body,
+};
 
 /// How many characters of a string the rendering keeps.
 const TEXT_LEN: usize = 40;
@@ -103,7 +105,7 @@ fn render_transcript(path: &Path) -> String {
     let mut r = Renderer::default();
     let mut out = String::new();
     for entry in read_transcript(path) {
-        let line = match (&entry.body, entry.direction()) {
+        let line = match (&entry.body, direction(&entry)) {
             (Body::Msg(bytes), Some(dir)) => {
                 format!("{} {}", dir.as_str(), r.render_line(dir, bytes))
             }

@@ -9,7 +9,7 @@ use byre_proto::{
 };
 use serde_json::{json, Value};
 
-use crate::support::{corpus_root, read_transcript, top_level_fields, Body};
+use crate::support::{corpus_root, read_transcript, Body};
 
 /// Decodes a CLI line, checks it re-encodes to the same value, and returns it.
 fn cli(line: &str) -> CliMessage {
@@ -1137,4 +1137,46 @@ fn the_debug_of_a_request_holding_secrets_shows_none_of_them() {
         assert!(!shown.contains(secret), "{shown}");
         assert!(shown.contains("[redacted]"), "{shown}");
     }
+}
+
+/// Splits a JSON object into its top-level keys, in order, and the exact bytes of their values.
+fn top_level_fields(line: &[u8]) -> Option<Vec<(String, &[u8])>> {
+    let skip_ws = |mut i: usize| {
+        while line.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        i
+    };
+    let mut fields = Vec::new();
+    let mut i = skip_ws(0);
+    if line.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip_ws(i + 1);
+    if line.get(i) == Some(&b'}') {
+        return Some(fields);
+    }
+    loop {
+        let (key, used) = parse_prefix::<String>(&line[i..])?;
+        i = skip_ws(i + used);
+        if line.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(i + 1);
+        let (_, used) = parse_prefix::<Value>(&line[i..])?;
+        fields.push((key, &line[i..i + used]));
+        i = skip_ws(i + used);
+        match line.get(i) {
+            Some(b',') => i = skip_ws(i + 1),
+            Some(b'}') => return Some(fields),
+            _ => return None,
+        }
+    }
+}
+
+/// Parses one JSON value at the start of `bytes`; returns it and how many bytes it took.
+fn parse_prefix<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Option<(T, usize)> {
+    let mut stream = serde_json::Deserializer::from_slice(bytes).into_iter::<T>();
+    let value = stream.next()?.ok()?;
+    Some((value, stream.byte_offset()))
 }

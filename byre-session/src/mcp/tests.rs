@@ -115,7 +115,9 @@ fn normalized(mut value: Value) -> Value {
 
 #[tokio::test]
 async fn recorded_mcp_messages_get_the_recorded_answers() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/transcripts/cli-2.1.328");
+    let corpus = byre_testkit::corpus::transcripts_dir()
+        .expect("the recorded transcripts")
+        .join("cli-2.1.328");
     for name in ["sdk_mcp_always_load.jsonl", "sdk_mcp_deferred.jsonl"] {
         let exchanges = recorded(&corpus.join(name));
         let methods: Vec<_> = exchanges

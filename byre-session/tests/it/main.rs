@@ -1,7 +1,6 @@
-//! Integration tests of byre-session's sans-IO pieces, fed from recorded transcripts.
+//! Tests of byre-session's driver against real processes: the pinned CLI, run offline against
+//! a fake Messages API, and stand-in CLIs. The sans-IO core's tests are in `tests/core/`.
 
-mod assembly;
-mod correlation;
 mod delivery;
 mod dialogs;
 mod driver;
@@ -9,17 +8,13 @@ mod fds;
 mod history;
 mod hooks;
 mod hostile;
-mod interleavings;
 mod mcp;
 mod more_options;
 mod pool;
 mod reattach;
 mod run_end;
-mod session;
 mod spawn;
 mod store;
 mod support;
 mod surface;
-mod tasks;
-mod turns;
 mod unwritten;

@@ -1,47 +1,13 @@
-//! Helpers shared by the tests: the recorded transcripts and their messages, options for the
-//! real CLI offline, and waiting for events and results.
-
-use std::path::{Path, PathBuf};
+//! Helpers shared by the driver's tests: options for the real CLI offline, and waiting for
+//! events and results.
 
 use std::time::Duration;
 
 use byre_proto::{CliMessage, ResultMessage};
 use byre_session::driver::{Claude, Events, Options};
 use byre_session::session::Event;
-use byre_testkit::{read_transcript, ClaudeEnv, FakeModel, TranscriptLine};
+use byre_testkit::{ClaudeEnv, FakeModel};
 use futures::StreamExt;
-
-/// The folder of the transcripts recorded with CLI 2.1.328, which the tests of particular
-/// recordings read.
-pub(crate) fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/transcripts/cli-2.1.328")
-}
-
-/// Every transcript of every CLI version (`cli-<version>/*.jsonl`), sorted.
-pub(crate) fn transcripts() -> Vec<PathBuf> {
-    let root = corpus_dir().join("..");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&root)
-        .expect("the transcripts folder")
-        .map(|e| e.expect("a directory entry").path())
-        .filter(|dir| dir.is_dir())
-        .flat_map(|dir| std::fs::read_dir(dir).expect("a version folder"))
-        .map(|e| e.expect("a directory entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 50, "found {} transcripts", files.len());
-    files
-}
-
-/// The messages the CLI wrote in a transcript, each decoded from its recorded bytes.
-pub(crate) fn recv_messages(path: &Path) -> Vec<CliMessage> {
-    read_transcript(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .iter()
-        .filter_map(TranscriptLine::decode_recv)
-        .map(|message| message.expect("a recorded line decodes"))
-        .collect()
-}
 
 /// Options that run the pinned CLI offline against `model`, with the env's scratch HOME.
 pub(crate) fn options(model: &FakeModel) -> (Options, ClaudeEnv) {

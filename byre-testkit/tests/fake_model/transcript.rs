@@ -8,13 +8,10 @@ use byre_testkit::{
 };
 
 fn corpus() -> Vec<std::path::PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/transcripts/cli-2.1.328");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
+    let dir = byre_testkit::corpus::transcripts_dir()
         .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
+        .join("cli-2.1.328");
+    let files = byre_testkit::corpus::transcript_files(&dir).unwrap();
     assert!(files.len() >= 20, "{files:?}");
     files
 }

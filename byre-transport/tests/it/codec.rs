@@ -392,21 +392,9 @@ fn encoding_writes_exactly_one_line() {
 
 /// Every `recv` message of the corpus as one line, as the CLI wrote it.
 fn corpus() -> Vec<u8> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/transcripts");
+    let root = byre_testkit::corpus::transcripts_dir().unwrap();
+    let files = byre_testkit::corpus::transcript_files(&root).unwrap();
     let mut out = Vec::new();
-    let mut dirs = vec![root];
-    let mut files = Vec::new();
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "jsonl") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
     for file in files {
         for line in byre_transport::read_transcript(file).unwrap() {
             if line.is_recv() {

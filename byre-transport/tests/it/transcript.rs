@@ -424,17 +424,8 @@ fn an_over_long_line_is_reported_with_its_length_and_head_and_reading_goes_on() 
 
 #[test]
 fn a_message_decoded_straight_from_its_line_is_the_one_decode_gives() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/transcripts");
-    let mut files = Vec::new();
-    for version in std::fs::read_dir(root).unwrap() {
-        let version = version.unwrap().path();
-        if version.is_dir() {
-            let paths = std::fs::read_dir(version)
-                .unwrap()
-                .map(|f| f.unwrap().path());
-            files.extend(paths.filter(|p| p.extension().is_some_and(|e| e == "jsonl")));
-        }
-    }
+    let root = byre_testkit::corpus::transcripts_dir().unwrap();
+    let files = byre_testkit::corpus::transcript_files(&root).unwrap();
     assert!(files.len() > 20, "{files:?}");
     let mut messages = 0;
     for file in files {
