@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use byre_session::driver::Options;
-use byre_session::PermissionMode;
+use byre_session::proto::PermissionMode;
+use byre_session::Options;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::errors::CliError;

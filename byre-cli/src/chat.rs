@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use byre_session::driver::{Claude, Events};
+use byre_session::{Claude, Events};
 use rustyline::error::ReadlineError;
 use tokio::sync::mpsc;
 

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use byre_session::driver::Error as SessionError;
+use byre_session::Error as SessionError;
 use byre_transport::LaunchError;
 
 /// The command that installs the Claude Code CLI.

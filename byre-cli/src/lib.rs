@@ -26,7 +26,7 @@ use std::fmt;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use byre_session::driver::Options;
+use byre_session::Options;
 use clap::Parser;
 
 mod answer;

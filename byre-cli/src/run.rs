@@ -5,7 +5,7 @@ use std::io::Read;
 use std::io::Write;
 use std::process::ExitCode;
 
-use byre_session::driver::{Claude, Error as SessionError, Events, Options};
+use byre_session::{Claude, Error as SessionError, Events, Options};
 use byre_transport::ExitInfo;
 use futures::{FutureExt, StreamExt};
 use tokio::sync::mpsc;

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::process::ExitCode;
 use std::sync::Mutex;
 
-use byre_session::driver::Claude;
+use byre_session::Claude;
 
 /// The sessions to stop: every one `byre` started, ended or not.
 static SESSIONS: Mutex<Vec<Claude>> = Mutex::new(Vec::new());

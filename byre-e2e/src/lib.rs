@@ -1,6 +1,6 @@
 //! byre's end-to-end scenarios: each one runs the real Claude Code CLI offline against the
 //! fake Messages API of byre-testkit, drives it through byre-session's driver (the public
-//! API: [`Claude`](byre_session::driver::Claude), its events, hooks, permission and MCP
+//! API: [`Claude`](byre_session::Claude), its events, hooks, permission and MCP
 //! handlers) as the scenario says, and checks what must happen. The e2e test suite runs every
 //! scenario; `cargo xtask record` runs them and writes the driver's transcripts to
 //! `testdata/transcripts/cli-<version>/<scenario>.jsonl`.

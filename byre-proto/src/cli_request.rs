@@ -247,4 +247,9 @@ impl CanUseToolRequest {
     pub fn deny(&self, message: impl Into<String>) -> PermissionResult {
         PermissionResult::deny(message)
     }
+
+    /// The shell command, when the call is Bash's (its input's `command`).
+    pub fn bash_command(&self) -> Option<&str> {
+        crate::hooks::bash_command(&self.tool_name, &self.input)
+    }
 }

@@ -13,7 +13,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use byre_session::driver::Claude;
+use byre_session::Claude;
 
 use support::{expected_kinds, run_stream, standin_options, StreamFile};
 

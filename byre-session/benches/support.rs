@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, Throughput};
 
 use byre_proto::CliMessage;
-use byre_session::driver::{Claude, Options};
-use byre_session::session::Event;
+use byre_session::Event;
+use byre_session::{Claude, Options};
 use byre_testkit::corpus::CorpusStream;
 use futures::StreamExt;
 

@@ -6,15 +6,15 @@
 //! or is installed into `.cli/` on first use). With a real account, start from `Options::new()`
 //! instead of the fake model's options and ask for the same.
 
-use byre_session::mcp::rmcp::handler::server::wrapper::Parameters;
-use byre_session::mcp::rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
-use byre_session::mcp::rmcp::{self, tool, tool_handler, tool_router};
-use byre_session::mcp::schemars::{self, JsonSchema};
-use byre_session::mcp::{McpServer, Tool, ToolOutput};
 use byre_session::proto::{CliMessage, ContentBlock, McpStatusRequest, MessageContent};
+use byre_session::rmcp::handler::server::wrapper::Parameters;
+use byre_session::rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use byre_session::rmcp::{self, tool, tool_handler, tool_router};
+use byre_session::schemars::{self, JsonSchema};
 use byre_session::Claude;
 use byre_session::Event;
 use byre_session::StreamExt;
+use byre_session::{McpServer, Tool, ToolOutput};
 use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
 use serde::Deserialize;
 use serde_json::json;

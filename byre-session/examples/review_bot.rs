@@ -1,14 +1,16 @@
 //! A small CI review bot: a system prompt, allowed tools and a turn limit; one in-process MCP
 //! tool; a PreToolUse hook that denies `rm` and fails closed; a permission handler that is
-//! asked; the answer streamed; a structured verdict; a second turn interrupted from another
-//! task; the cost and session id.
+//! asked; the answer streamed; a structured verdict; a second turn interrupted once it has
+//! said enough; the cost and session id.
 //!
 //! It runs offline: byre-testkit's fake Messages API plays the model as `review_bot.json`
 //! (beside this file) says. `cargo run -p byre-session --example
 //! review_bot`. With a real account, start from `Options::new()` instead of `env.options()?`
 //! and drop the fake model.
 
-use byre_session::{Claude, Hook, HookEvent, HookOutput, JsonSchema, McpServer, Tool, TurnError};
+use byre_session::proto::{HookEvent, HookOutput};
+use byre_session::schemars::{self, JsonSchema};
+use byre_session::{Claude, Hook, McpServer, Tool, TurnError};
 use byre_testkit::{ClaudeEnv, FakeModel, Script};
 use serde::Deserialize;
 
@@ -45,10 +47,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .output_schema::<Verdict>()
         .serve_mcp(McpServer::tools("repo", [stats])?)
         .hook_with(guard, |input, _| async move {
-            let command = input
-                .tool_input()
-                .and_then(|i| i["command"].as_str().map(str::to_owned));
-            Ok(match command {
+            Ok(match input.bash_command() {
                 Some(c) if c.contains("rm ") => HookOutput::deny_tool("no deleting in a review"),
                 _ => HookOutput::none(),
             })
@@ -65,22 +64,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("\nverdict: approve={approve} ({summary})");
 
     claude.send("Now explain every line in detail")?;
-    // Another task interrupts once the first sentence has streamed.
-    let begun = std::sync::Arc::new(tokio::sync::Notify::new());
-    let (interrupter, cue) = (claude.clone(), begun.clone());
-    tokio::spawn(async move {
-        cue.notified().await;
-        interrupter.interrupt().await
-    });
-    let mut shown = String::new();
-    let streamed = events.turn().on_text(|text| {
-        print!("{text}");
-        shown.push_str(text);
-        if shown.contains("sets n.") {
-            begun.notify_one();
-        }
-    });
-    match streamed.await {
+    // Interrupted once the first sentence has streamed.
+    let second = events
+        .turn()
+        .interrupt_when(|text| text.contains("sets n."));
+    match second.on_text(|text| print!("{text}")).await {
         Err(TurnError::Interrupted { .. }) => println!("\n[interrupted]"),
         other => println!("\n[not interrupted: {other:?}]"),
     }

@@ -6,7 +6,8 @@
 //! `nice` to show the niceness it got. `cargo run -p byre-session --example wrapper`. With a real
 //! account, start from `Options::new()` instead of `env.options()?` and drop the fake model.
 
-use byre_session::{Claude, Wrapper};
+use byre_session::transport::Wrapper;
+use byre_session::Claude;
 use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
 
 #[tokio::main]

@@ -1,39 +1,4 @@
 //! Partial messages: `stream_event` deltas assembled into text, thinking and tool-input blocks.
-//!
-//! With `--include-partial-messages` the CLI passes the Anthropic streaming events through as
-//! `stream_event` lines. An [`Assembler`] turns them back into content blocks, one API message
-//! at a time, and reports what happened as [`AssemblyEvent`]s:
-//!
-//! - `message_start` opens a message ([`AssemblyEvent::MessageStarted`]). Its key is the line's
-//!   `api_message_id`, else the id inside `message_start`. Later events find their message by
-//!   `api_message_id`, else by the last message opened on the same stream (the same
-//!   `parent_tool_use_id`), so lines of different messages (a subagent's and its parent's) may
-//!   interleave.
-//! - `content_block_start` opens block `index` ([`AssemblyEvent::BlockStarted`]) with its kind:
-//!   text, thinking, a tool call with its name and id, or a block that arrives whole.
-//! - `content_block_delta` extends it ([`AssemblyEvent::Delta`], which keeps the raw delta):
-//!   `text_delta` and `citations_delta` a text block, `thinking_delta` and `signature_delta` a
-//!   thinking block, `input_json_delta` pieces of a tool call's input JSON.
-//! - `content_block_stop` closes it: [`AssemblyEvent::BlockFinished`] with the assembled
-//!   [`ContentBlock`], or [`AssemblyEvent::BlockFailed`] when a tool input is not valid JSON.
-//! - `message_delta` records the stop reason and usage; `message_stop` closes the message
-//!   ([`AssemblyEvent::MessageFinished`]), listing the blocks an interrupt cut off
-//!   (`abandoned_blocks`) or that were still open.
-//!
-//! Every `BlockStarted` is followed by exactly one `BlockFinished` or `BlockFailed` for the
-//! same message and index, or the block is listed in its message's [`Abandoned::blocks`].
-//!
-//! The CLI also writes one complete `assistant` line per block, *before* that block's
-//! `content_block_stop`; [`Assembler::check_against`] compares such a line with the block
-//! assembled so far.
-//!
-//! Memory is bounded by what is in flight: a message is forgotten when it finishes. A message
-//! that never finishes (the stream broke) stays until [`Assembler::abandon_all`], or, for a
-//! top-level message, until the `result` that ends its turn is passed to
-//! [`Assembler::observe_cli`].
-//!
-//! Nothing here panics on odd input: protocol oddities are reported as
-//! [`AssemblyEvent::Problem`] and the assembler carries on.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -51,6 +16,41 @@ mod block;
 ///
 /// Feed it every `stream_event` line in order with [`observe`](Self::observe) (or every line
 /// with [`observe_cli`](Self::observe_cli)) and act on the returned events.
+///
+/// With `--include-partial-messages` the CLI passes the Anthropic streaming events through as
+/// `stream_event` lines. An [`Assembler`] turns them back into content blocks, one API message
+/// at a time, and reports what happened as [`AssemblyEvent`]s:
+///
+/// - `message_start` opens a message ([`AssemblyEvent::MessageStarted`]). Its key is the line's
+///   `api_message_id`, else the id inside `message_start`. Later events find their message by
+///   `api_message_id`, else by the last message opened on the same stream (the same
+///   `parent_tool_use_id`), so lines of different messages (a subagent's and its parent's) may
+///   interleave.
+/// - `content_block_start` opens block `index` ([`AssemblyEvent::BlockStarted`]) with its kind:
+///   text, thinking, a tool call with its name and id, or a block that arrives whole.
+/// - `content_block_delta` extends it ([`AssemblyEvent::Delta`], which keeps the raw delta):
+///   `text_delta` and `citations_delta` a text block, `thinking_delta` and `signature_delta` a
+///   thinking block, `input_json_delta` pieces of a tool call's input JSON.
+/// - `content_block_stop` closes it: [`AssemblyEvent::BlockFinished`] with the assembled
+///   [`ContentBlock`], or [`AssemblyEvent::BlockFailed`] when a tool input is not valid JSON.
+/// - `message_delta` records the stop reason and usage; `message_stop` closes the message
+///   ([`AssemblyEvent::MessageFinished`]), listing the blocks an interrupt cut off
+///   (`abandoned_blocks`) or that were still open.
+///
+/// Every `BlockStarted` is followed by exactly one `BlockFinished` or `BlockFailed` for the
+/// same message and index, or the block is listed in its message's [`Abandoned::blocks`].
+///
+/// The CLI also writes one complete `assistant` line per block, *before* that block's
+/// `content_block_stop`; [`Assembler::check_against`] compares such a line with the block
+/// assembled so far.
+///
+/// Memory is bounded by what is in flight: a message is forgotten when it finishes. A message
+/// that never finishes (the stream broke) stays until [`Assembler::abandon_all`], or, for a
+/// top-level message, until the `result` that ends its turn is passed to
+/// [`Assembler::observe_cli`].
+///
+/// Nothing here panics on odd input: protocol oddities are reported as
+/// [`AssemblyEvent::Problem`] and the assembler carries on.
 #[derive(Debug, Default)]
 pub struct Assembler {
     /// The messages in flight, by id.

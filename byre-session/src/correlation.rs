@@ -1,35 +1,4 @@
 //! The request table: which control requests are waiting for an answer, in both directions.
-//!
-//! The control channel of the stream-json protocol carries requests both ways. Each side sends
-//! `control_request` lines with a `request_id` and the other side answers each one exactly
-//! once with a `control_response` naming the same id (or the sender withdraws it with
-//! `control_cancel_request`). A [`RequestTable`] remembers what is in flight:
-//!
-//! - its [`outgoing`](RequestTable::outgoing) side ([`Outgoing`]) holds the requests *the host*
-//!   sent to the CLI (`initialize`, `interrupt`, `set_model`, ...). It allocates their ids
-//!   (`req_1`, `req_2`, ... the shape the recorded host used), remembers the subtype, the
-//!   caller's data (typically whatever will deliver the answer) and an optional deadline, and
-//!   gives them back when the answer arrives, when they time out, when the caller cancels them,
-//!   or all at once when the CLI goes away;
-//! - its [`incoming`](RequestTable::incoming) side ([`Incoming`]) holds the requests *the CLI*
-//!   sent to the host (`can_use_tool`, `hook_callback`, `mcp_message`, ...) until the host has
-//!   answered them. It makes sure each one is answered at most once, and that a request the
-//!   CLI withdrew is not answered at all.
-//!
-//! Both sides are generic over the data the caller keeps with a request, so the driver can
-//! keep its oneshot senders (or a handler's cancellation token) here while the sans-IO session
-//! keeps only ids.
-//!
-//! The table never does IO and never reads the clock. It does not build or send any line:
-//! the caller writes the `control_request` with the id [`Outgoing::register`] returns, and
-//! writes the answer after [`Incoming::finish`] says it may. Time comes in as `Instant`s: the
-//! caller passes `now` to [`Outgoing::register`] and [`Outgoing::expired`], and arms its
-//! timer for [`Outgoing::next_deadline`].
-//!
-//! Nothing here panics on what the peer sends. An answer to an unknown id (late, after a
-//! timeout, or stray) makes [`Outgoing::complete`] return `None`; a CLI request that reuses an
-//! id still in flight makes [`Incoming::start`] return a [`DuplicateRequestId`]. What to do
-//! about either is the caller's decision.
 
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, HashMap};
@@ -97,6 +66,37 @@ impl AsRef<str> for RequestId {
 /// Both sides of the control channel: the host's requests and the CLI's.
 ///
 /// `O` is the data kept with each host request, `I` the data kept with each CLI request.
+///
+/// The control channel of the stream-json protocol carries requests both ways. Each side sends
+/// `control_request` lines with a `request_id` and the other side answers each one exactly
+/// once with a `control_response` naming the same id (or the sender withdraws it with
+/// `control_cancel_request`). A [`RequestTable`] remembers what is in flight:
+///
+/// - its [`outgoing`](RequestTable::outgoing) side ([`Outgoing`]) holds the requests *the host*
+///   sent to the CLI (`initialize`, `interrupt`, `set_model`, ...). It allocates their ids
+///   (`req_1`, `req_2`, ... the shape the recorded host used), remembers the subtype, the
+///   caller's data (typically whatever will deliver the answer) and an optional deadline, and
+///   gives them back when the answer arrives, when they time out, when the caller cancels them,
+///   or all at once when the CLI goes away;
+/// - its [`incoming`](RequestTable::incoming) side ([`Incoming`]) holds the requests *the CLI*
+///   sent to the host (`can_use_tool`, `hook_callback`, `mcp_message`, ...) until the host has
+///   answered them. It makes sure each one is answered at most once, and that a request the
+///   CLI withdrew is not answered at all.
+///
+/// Both sides are generic over the data the caller keeps with a request, so the driver can
+/// keep its oneshot senders (or a handler's cancellation token) here while the sans-IO session
+/// keeps only ids.
+///
+/// The table never does IO and never reads the clock. It does not build or send any line:
+/// the caller writes the `control_request` with the id [`Outgoing::register`] returns, and
+/// writes the answer after [`Incoming::finish`] says it may. Time comes in as `Instant`s: the
+/// caller passes `now` to [`Outgoing::register`] and [`Outgoing::expired`], and arms its
+/// timer for [`Outgoing::next_deadline`].
+///
+/// Nothing here panics on what the peer sends. An answer to an unknown id (late, after a
+/// timeout, or stray) makes [`Outgoing::complete`] return `None`; a CLI request that reuses an
+/// id still in flight makes [`Incoming::start`] return a [`DuplicateRequestId`]. What to do
+/// about either is the caller's decision.
 #[derive(Debug)]
 pub struct RequestTable<O, I> {
     /// Requests the host sent to the CLI, waiting for a `control_response`.

@@ -18,37 +18,39 @@
 //!   `interrupt`, `fork`, `pool`, `mcp_tools`, `wrapper`; `cargo run -p byre-session --example
 //!   review_bot` runs offline.
 //!
+//! Every type is at the crate's root, one path each; the wire model is [`proto`]
+//! (byre-proto) and the transport [`transport`] (byre-transport, with the session stores in
+//! `transport::store`).
+//!
 //! The core, all sans-IO (no tokio, no clock: time is passed in as `Instant`s):
 //!
-//! - [`session`]: the [`Session`](session::Session) state machine: the handshake
-//!   (`initialize` first, the CLI's own requests served while it waits), host requests with
-//!   deadlines and typed failures, CLI requests routed to the host's handlers with exactly one
-//!   answer each (unknown subtypes, callbacks and servers answered automatically), and every
-//!   message passed on with turn, task and assembly events;
-//! - [`correlation`]: the IO-free table that matches control requests with their answers in
+//! - [`Session`], the state machine: the handshake (`initialize` first, the CLI's own requests
+//!   served while it waits), host requests with deadlines and typed failures, CLI requests
+//!   routed to the host's handlers with exactly one answer each (unknown subtypes, callbacks
+//!   and servers answered automatically), and every message passed on as an [`Event`] with
+//!   turn, task and assembly events;
+//! - [`RequestTable`]: the IO-free table that matches control requests with their answers in
 //!   both directions, with deadlines;
-//! - [`turns`]: turn tracking (a user message starts a turn, its `result` ends it; queued
+//! - [`TurnTracker`]: turn tracking (a user message starts a turn, its `result` ends it; queued
 //!   messages merge; turns the CLI starts by itself; the end of a run; the session id);
-//! - [`assembly`]: `stream_event` deltas assembled into text, thinking and tool-input blocks;
-//! - [`tasks`]: the live tree of tasks (Bash, subagents) from `task_*` and
+//! - [`Assembler`]: `stream_event` deltas assembled into text, thinking and tool-input blocks;
+//! - [`TaskTree`]: the live tree of tasks (Bash, subagents) from `task_*` and
 //!   `background_tasks_changed` lines.
 //!
-//! On top, with the default `driver` feature: [`driver`], the tokio driver and the public API —
-//! a cloneable [`Claude`] handle with `&self` methods (typed requests for every
-//! request byre-proto models, `interrupt`, `set_model`, raw lines, transcript notes, `end_input`
-//! and `wait` to let the CLI finish by itself, `close` to stop it), an
-//! [`Events`] stream with backpressure and no loss that ends when the CLI
-//! exits, handlers for hooks, permissions and in-process MCP servers that run concurrently and
-//! always answer (also when they panic), transcripts, the one-shot [`query`],
-//! and a [`Pool`] of sessions started ahead of need;
-//! [`Events::turn`](driver::Events::turn) gives one turn's events and its typed outcome.
-//! Without the feature the crate depends on byre-proto, serde_json and thiserror only (no
-//! tokio).
+//! On top, with the default `driver` feature, the tokio driver and the public API: a cloneable
+//! [`Claude`] handle with `&self` methods (typed requests for every request byre-proto models,
+//! `interrupt`, `set_model`, raw lines, transcript notes, `end_input` and `wait` to let the CLI
+//! finish by itself, `close` to stop it), an [`Events`] stream with backpressure and no loss
+//! that ends when the CLI exits, handlers for hooks, permissions and in-process MCP servers
+//! that run concurrently and always answer (also when they panic), transcripts, the one-shot
+//! [`query`], and a [`Pool`] of sessions started ahead of need; [`Events::turn`] gives one
+//! turn's events and its typed outcome. Without the feature the crate depends on byre-proto,
+//! serde_json and thiserror only (no tokio).
 //!
-//! With the default `mcp` feature: [`mcp`], in-process MCP servers served over the control
-//! channel — any rmcp server handler, or tools written with the light [`Tool`] API —
-//! registered with [`Options::serve_mcp`](driver::Options::serve_mcp), or added to a live
-//! session with [`Claude::add_mcp_server`](driver::Claude::add_mcp_server).
+//! With the default `mcp` feature, in-process MCP servers ([`McpServer`]) served over the
+//! control channel — any rmcp server handler, or tools written with the light [`Tool`] API —
+//! registered with [`Options::serve_mcp`], or added to a live session with
+//! [`Claude::add_mcp_server`].
 //!
 //! ```no_run
 //! use byre_session::{Claude, Options};
@@ -84,58 +86,45 @@
 //! [errors]: https://github.com/byre-rs/byre/blob/main/docs/errors.md
 //! [testing]: https://github.com/byre-rs/byre/blob/main/docs/testing.md
 
-// What a program needs, at the root: `use byre_session::{Claude, Options, ...}`.
-pub use crate::assembly::AssemblyEvent;
+// One path per type. byre-session's own types sit at the root, whichever module defines them
+// (the modules are private); the wire model is under `proto` (byre-proto), the transport under
+// `transport` (byre-transport, with its session stores at `transport::store`); nothing is
+// re-exported from them item by item, so each type has one name here.
+pub use crate::assembly::*;
+pub use crate::correlation::*;
 #[cfg(feature = "driver")]
-pub use crate::driver::{
-    new_session_id, query, Claude, Error, Events, Fault, HandlerError, Hook, NotWritten, Options,
-    Pool, Query, Sandbox, SandboxNetwork, Skills, StoreBacklog, TranscriptLoss, Turn, TurnError,
-    TurnOutput, UsageError,
-};
+pub use crate::driver::*;
 #[cfg(feature = "mcp")]
-pub use crate::mcp::{McpServer, Tool, ToolOutput};
-pub use crate::session::{
-    CliSupport, Event, MirrorFlush, StoreLoss, NEWEST_TESTED_CLI, OLDEST_SUPPORTED_CLI,
-};
-pub use crate::turns::TurnEvent;
-/// The wire types (byre-proto), for everything the root does not re-export.
+pub use crate::mcp::*;
+pub use crate::session::*;
+pub use crate::tasks::*;
+pub use crate::turns::*;
+/// The wire types (byre-proto): every message, request, hook and content block.
 pub use byre_proto as proto;
-pub use byre_proto::{
-    AgentDefinition, AskUserQuestionInput, CanUseToolRequest, CliMessage, CliVersion,
-    CliVersionNumber, Effort, ElicitationRequest, ElicitationResponse, HookEvent, HookInput,
-    HookOutput, PermissionMode, PermissionPrompts, PermissionResult, ResultMessage,
-    ThinkingDisplay,
-};
-/// The transport (byre-transport): the launcher, the process, transcripts.
+/// The transport (byre-transport): the launcher, the process, transcripts, session history,
+/// custom spawning, and the session stores (`transport::store`).
 #[cfg(feature = "driver")]
 pub use byre_transport as transport;
-/// Session stores: the trait, its backends, opening one from a URL.
-#[cfg(feature = "driver")]
-pub use byre_transport::store;
-#[cfg(feature = "driver")]
-pub use byre_transport::store::{open_store, DirStore, MemoryStore, SessionKey, SessionStore};
-#[cfg(feature = "driver")]
-pub use byre_transport::{
-    BoxFuture, ChildHandle, CliOutput, CliStdin, Delivery, LaunchError, Local, Spawn, SpawnRequest,
-    Spawned, Thinking, Wrapper,
-};
-#[cfg(feature = "driver")]
-pub use byre_transport::{SessionHistory, SessionInfo, SessionLog};
 /// `events.next().await` on [`Events`], with no dependency of the program's own.
 #[cfg(feature = "driver")]
 pub use futures::StreamExt;
-#[cfg(feature = "driver")]
-pub use schemars::{self, JsonSchema};
-
-pub mod assembly;
-pub mod correlation;
-#[cfg(feature = "driver")]
-pub mod driver;
+/// rmcp, for a full MCP server handler ([`McpServer::rmcp`]).
 #[cfg(feature = "mcp")]
-pub mod mcp;
-pub mod session;
-pub mod tasks;
-pub mod turns;
+pub use rmcp;
+/// schemars, for `#[derive(JsonSchema)]` on a tool's input or a structured output
+/// (`use byre_session::schemars::{self, JsonSchema};`).
+#[cfg(feature = "driver")]
+pub use schemars;
+
+mod assembly;
+mod correlation;
+#[cfg(feature = "driver")]
+mod driver;
+#[cfg(feature = "mcp")]
+mod mcp;
+mod session;
+mod tasks;
+mod turns;
 
 /// The README's examples, compiled as doctests.
 #[cfg(doctest)]

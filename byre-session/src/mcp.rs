@@ -1,84 +1,5 @@
 //! In-process MCP servers: any [`rmcp`] server handler, or tools written with the light
 //! [`Tool`] API, served to the CLI over the control channel.
-//!
-//! The CLI is the MCP client. It reaches an in-process ("sdk") server through `mcp_message`
-//! control requests, each carrying one JSON-RPC message, and the server's own messages (a
-//! `notifications/tools/list_changed`, a request to the client) go back as host → CLI
-//! `mcp_message` requests. Each registered server runs as an rmcp service over a transport made
-//! of those two directions, started afresh for every session:
-//!
-//! - a CLI request is handed to the server and its JSON-RPC response, with the same id, answers
-//!   the control request as `{"mcp_response": ...}`;
-//! - a CLI notification (or response) is handed to the server and acknowledged at once with
-//!   `{"jsonrpc":"2.0","result":{}}`;
-//! - when the CLI abandons a call (an interrupt during a tool), it sends the MCP
-//!   `notifications/cancelled` itself: the server gets it, and the call's control request is
-//!   answered with JSON-RPC error `-32800`, so that it still gets exactly one answer;
-//! - when the CLI withdraws a request (`control_cancel_request`), the server gets an MCP
-//!   `notifications/cancelled` for it, and no answer is sent;
-//! - an `mcp_message` for a server nobody registered is answered by the session core with
-//!   JSON-RPC `-32601`, inside a success envelope;
-//! - a message of the server's own is sent as a host request; its answer shows in the event
-//!   stream as an [`Event::Response`](crate::session::Event::Response) with subtype
-//!   `mcp_message`.
-//!
-//! A cancelled call of a [`Tool`] drops the handler's future; an rmcp handler sees the
-//! cancellation token of its request context fire.
-//!
-//! Failures are answers. A handler that panics answers its request with JSON-RPC error
-//! `-32603` (rmcp alone would leave it unanswered, and the CLI waiting), and the server goes
-//! on. A service that stops (its task ended) answers the requests in flight with `-32603`, and
-//! the next request starts it again, at most three times a session: the new service first gets
-//! the CLI's own `initialize` and `notifications/initialized` again, so the CLI, which knows
-//! nothing of it, goes on as before.
-//!
-//! `sdkMcpServerManifests` (the handshake's results sent ahead in `initialize`) are not sent:
-//! the CLI (2.1.328) parks them (its answer says `parked`) but still runs the whole handshake
-//! over `mcp_message` for a server declared in `--mcp-config`, which `alwaysLoad` needs. For a
-//! server declared in `initialize` alone it does skip the handshake.
-//!
-//! The CLI (2.1.328) asks for protocol `2025-11-25`, and it starts its MCP handshake before it
-//! answers `initialize`; the driver serves control requests while it waits, so nothing blocks.
-//!
-//! Each server is declared in `--mcp-config` as `{"type":"sdk","name":...}`, with `alwaysLoad`
-//! (on by default) so that the model sees its tools from the first turn instead of finding them
-//! through the CLI's ToolSearch tool, and in `initialize` (`sdkMcpServers`); the CLI connects
-//! once. Tools appear to the model as `mcp__<server>__<tool>`.
-//!
-//! ```no_run
-//! use byre_session::{Claude, Options};
-//! use byre_session::mcp::{McpServer, Tool, ToolOutput};
-//! use byre_session::mcp::schemars::{self, JsonSchema};
-//! use serde::Deserialize;
-//!
-//! #[derive(Deserialize, JsonSchema)]
-//! struct Add {
-//!     /// The first number.
-//!     a: i64,
-//!     /// The second number.
-//!     b: i64,
-//! }
-//!
-//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! let add = Tool::new("add", "Add two numbers.", |args: Add| async move {
-//!     match args.a.checked_add(args.b) {
-//!         Some(sum) => Ok(ToolOutput::text(sum.to_string())),
-//!         None => Err("the sum overflows"), // an isError result the model reads
-//!     }
-//! })?;
-//! let options = Options::new().serve_mcp(McpServer::tools("calc", [add])?);
-//! let (claude, events) = Claude::start(options).await?;
-//! # drop((claude, events));
-//! # Ok(())
-//! # }
-//! ```
-//!
-//! Servers can also be added to a live session ([`Claude::add_mcp_server`]) and removed
-//! ([`Claude::remove_mcp_server`]), with `mcp_set_servers`.
-//!
-//! Not done: the CLI's handshake shortcut (`sdkMcpServerManifests`). A server whose rmcp
-//! service stopped is started again at its next request, at most three times a session; the
-//! CLI (2.1.328) refuses `mcp_reconnect` for in-process servers.
 
 mod bridge;
 mod tool;
@@ -86,9 +7,6 @@ mod tool;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-
-pub use crate::schemars;
-pub use rmcp;
 
 pub use self::tool::{Tool, ToolOutput, ToolServer};
 
@@ -127,6 +45,85 @@ pub(crate) type Start =
 
 /// An in-process MCP server to register with [`Options::serve_mcp`]: its name, whether its
 /// tools are always loaded, and how to start its rmcp service for a session.
+///
+/// The CLI is the MCP client. It reaches an in-process ("sdk") server through `mcp_message`
+/// control requests, each carrying one JSON-RPC message, and the server's own messages (a
+/// `notifications/tools/list_changed`, a request to the client) go back as host → CLI
+/// `mcp_message` requests. Each registered server runs as an rmcp service over a transport made
+/// of those two directions, started afresh for every session:
+///
+/// - a CLI request is handed to the server and its JSON-RPC response, with the same id, answers
+///   the control request as `{"mcp_response": ...}`;
+/// - a CLI notification (or response) is handed to the server and acknowledged at once with
+///   `{"jsonrpc":"2.0","result":{}}`;
+/// - when the CLI abandons a call (an interrupt during a tool), it sends the MCP
+///   `notifications/cancelled` itself: the server gets it, and the call's control request is
+///   answered with JSON-RPC error `-32800`, so that it still gets exactly one answer;
+/// - when the CLI withdraws a request (`control_cancel_request`), the server gets an MCP
+///   `notifications/cancelled` for it, and no answer is sent;
+/// - an `mcp_message` for a server nobody registered is answered by the session core with
+///   JSON-RPC `-32601`, inside a success envelope;
+/// - a message of the server's own is sent as a host request; its answer shows in the event
+///   stream as an [`Event::Response`](crate::session::Event::Response) with subtype
+///   `mcp_message`.
+///
+/// A cancelled call of a [`Tool`] drops the handler's future; an rmcp handler sees the
+/// cancellation token of its request context fire.
+///
+/// Failures are answers. A handler that panics answers its request with JSON-RPC error
+/// `-32603` (rmcp alone would leave it unanswered, and the CLI waiting), and the server goes
+/// on. A service that stops (its task ended) answers the requests in flight with `-32603`, and
+/// the next request starts it again, at most three times a session: the new service first gets
+/// the CLI's own `initialize` and `notifications/initialized` again, so the CLI, which knows
+/// nothing of it, goes on as before.
+///
+/// `sdkMcpServerManifests` (the handshake's results sent ahead in `initialize`) are not sent:
+/// the CLI (2.1.328) parks them (its answer says `parked`) but still runs the whole handshake
+/// over `mcp_message` for a server declared in `--mcp-config`, which `alwaysLoad` needs. For a
+/// server declared in `initialize` alone it does skip the handshake.
+///
+/// The CLI (2.1.328) asks for protocol `2025-11-25`, and it starts its MCP handshake before it
+/// answers `initialize`; the driver serves control requests while it waits, so nothing blocks.
+///
+/// Each server is declared in `--mcp-config` as `{"type":"sdk","name":...}`, with `alwaysLoad`
+/// (on by default) so that the model sees its tools from the first turn instead of finding them
+/// through the CLI's ToolSearch tool, and in `initialize` (`sdkMcpServers`); the CLI connects
+/// once. Tools appear to the model as `mcp__<server>__<tool>`.
+///
+/// ```no_run
+/// use byre_session::{Claude, Options};
+/// use byre_session::{McpServer, Tool, ToolOutput};
+/// use byre_session::schemars::{self, JsonSchema};
+/// use serde::Deserialize;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Add {
+///     /// The first number.
+///     a: i64,
+///     /// The second number.
+///     b: i64,
+/// }
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let add = Tool::new("add", "Add two numbers.", |args: Add| async move {
+///     match args.a.checked_add(args.b) {
+///         Some(sum) => Ok(ToolOutput::text(sum.to_string())),
+///         None => Err("the sum overflows"), // an isError result the model reads
+///     }
+/// })?;
+/// let options = Options::new().serve_mcp(McpServer::tools("calc", [add])?);
+/// let (claude, events) = Claude::start(options).await?;
+/// # drop((claude, events));
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Servers can also be added to a live session ([`Claude::add_mcp_server`]) and removed
+/// ([`Claude::remove_mcp_server`]), with `mcp_set_servers`.
+///
+/// Not done: the CLI's handshake shortcut (`sdkMcpServerManifests`). A server whose rmcp
+/// service stopped is started again at its next request, at most three times a session; the
+/// CLI (2.1.328) refuses `mcp_reconnect` for in-process servers.
 #[derive(Clone)]
 pub struct McpServer {
     name: String,
@@ -258,7 +255,7 @@ impl Options {
     /// `initialize` request's `sdkMcpServers`, and the CLI's `mcp_message` requests for it are
     /// routed to it. Its tools run without asking (`mcp__<name>` is added to the allowed tools)
     /// unless a [`can_use_tool`](Options::can_use_tool) handler is registered, which is then
-    /// asked about them too. See the [`mcp`](crate::mcp) module.
+    /// asked about them too. See [`McpServer`].
     pub fn serve_mcp(mut self, server: McpServer) -> Self {
         // The CLI connects once to a server declared in both places; only `--mcp-config`
         // carries `alwaysLoad`.

@@ -1,53 +1,5 @@
 //! The sans-IO session: the handshake and the control channel in both directions, composed
 //! with turn tracking, partial-message assembly and the task tree.
-//!
-//! # The run-loop contract
-//!
-//! A [`Session`] does no IO and reads no clock. Its methods come in three families:
-//!
-//! - **inputs** — [`Session::handle_message`] for every message read from the CLI,
-//!   [`Session::handle_bad_line`] for a line that is not one,
-//!   [`Session::handle_timeout`] when the time given by [`Session::poll_timeout`] has come,
-//!   [`Session::handle_exit`] when the CLI has exited, [`Session::mirror_failed`] and
-//!   [`Session::transcript_failed`] when a write the driver makes for the user failed;
-//! - **commands** — [`Session::send_user`], [`Session::request`], [`Session::answer`],
-//!   [`Session::cancel`];
-//! - **outputs** — [`Session::poll_transmit`] (lines to write on the CLI's stdin, in order),
-//!   [`Session::poll_action`] (work for the driver: run a handler, stop one, hand a host
-//!   request's answer to its caller, report ready or failed, close stdin),
-//!   [`Session::poll_event`] (events for the user), [`Session::poll_timeout`] (the next
-//!   deadline).
-//!
-//! After any input or command, drain the outputs: call `poll_transmit` until it returns `None`
-//! and write each line, `poll_action` until `None` and carry out each action (writing what it
-//! transmits first), `poll_event` until `None` and deliver each event, then read
-//! `poll_timeout` and arm a timer. Nothing happens between calls.
-//!
-//! The core owns every protocol rule: which CLI requests the host answers
-//! ([`SessionConfig::answers`], registered hook callbacks and MCP servers; the rest get their
-//! one answer here), when the start has failed ([`StartFailure`]), and when stdin may close
-//! after [`Session::end_input`]. A driver only moves bytes, time and handler calls.
-//!
-//! ```
-//! use std::time::{Duration, Instant};
-//! use byre_proto::{CliMessage, HostMessage, InitializeRequest};
-//! use byre_session::session::{Event, Session, SessionConfig};
-//!
-//! let start = Instant::now();
-//! let mut session = Session::new(SessionConfig::new(InitializeRequest::default()), start);
-//! // The first line to write is the initialize request.
-//! let Some(HostMessage::ControlRequest(init)) = session.poll_transmit() else { unreachable!() };
-//! assert_eq!(init.request_id, "req_1");
-//! // The CLI answers; the session reports it ready.
-//! let answer = concat!(
-//!     r#"{"type":"control_response","response":{"subtype":"success","#,
-//!     r#""request_id":"req_1","response":{"pid":1}}}"#
-//! );
-//! let message = CliMessage::from_slice(answer.as_bytes()).unwrap();
-//! session.handle_message(start + Duration::from_millis(300), message);
-//! assert!(matches!(session.poll_event(), Some(Event::Initialized(_))));
-//! assert!(session.is_initialized());
-//! ```
 
 use std::collections::{BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -162,6 +114,54 @@ enum Input {
 }
 
 /// The sans-IO session. See the module documentation for the run-loop contract.
+///
+/// # The run-loop contract
+///
+/// A [`Session`] does no IO and reads no clock. Its methods come in three families:
+///
+/// - **inputs** — [`Session::handle_message`] for every message read from the CLI,
+///   [`Session::handle_bad_line`] for a line that is not one,
+///   [`Session::handle_timeout`] when the time given by [`Session::poll_timeout`] has come,
+///   [`Session::handle_exit`] when the CLI has exited, [`Session::mirror_failed`] and
+///   [`Session::transcript_failed`] when a write the driver makes for the user failed;
+/// - **commands** — [`Session::send_user`], [`Session::request`], [`Session::answer`],
+///   [`Session::cancel`];
+/// - **outputs** — [`Session::poll_transmit`] (lines to write on the CLI's stdin, in order),
+///   [`Session::poll_action`] (work for the driver: run a handler, stop one, hand a host
+///   request's answer to its caller, report ready or failed, close stdin),
+///   [`Session::poll_event`] (events for the user), [`Session::poll_timeout`] (the next
+///   deadline).
+///
+/// After any input or command, drain the outputs: call `poll_transmit` until it returns `None`
+/// and write each line, `poll_action` until `None` and carry out each action (writing what it
+/// transmits first), `poll_event` until `None` and deliver each event, then read
+/// `poll_timeout` and arm a timer. Nothing happens between calls.
+///
+/// The core owns every protocol rule: which CLI requests the host answers
+/// ([`SessionConfig::answers`], registered hook callbacks and MCP servers; the rest get their
+/// one answer here), when the start has failed ([`StartFailure`]), and when stdin may close
+/// after [`Session::end_input`]. A driver only moves bytes, time and handler calls.
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use byre_proto::{CliMessage, HostMessage, InitializeRequest};
+/// use byre_session::{Event, Session, SessionConfig};
+///
+/// let start = Instant::now();
+/// let mut session = Session::new(SessionConfig::new(InitializeRequest::default()), start);
+/// // The first line to write is the initialize request.
+/// let Some(HostMessage::ControlRequest(init)) = session.poll_transmit() else { unreachable!() };
+/// assert_eq!(init.request_id, "req_1");
+/// // The CLI answers; the session reports it ready.
+/// let answer = concat!(
+///     r#"{"type":"control_response","response":{"subtype":"success","#,
+///     r#""request_id":"req_1","response":{"pid":1}}}"#
+/// );
+/// let message = CliMessage::from_slice(answer.as_bytes()).unwrap();
+/// session.handle_message(start + Duration::from_millis(300), message);
+/// assert!(matches!(session.poll_event(), Some(Event::Initialized(_))));
+/// assert!(session.is_initialized());
+/// ```
 #[derive(Debug)]
 pub struct Session<T = ()> {
     config: SessionConfig,

@@ -1,34 +1,5 @@
 //! The live tree of tasks (Bash commands, subagents, workflows) built from `system/task_*`,
 //! `system/background_tasks_changed` and `tool_progress` lines.
-//!
-//! The CLI reports a task's life on several lines, none of which holds the whole picture:
-//!
-//! - `task_started` opens it (its id, the tool call that started it, its kind, whether it runs
-//!   in the background, a subagent's type, prompt and depth);
-//! - `task_progress` (subagents only) brings usage so far, the last tool used and what the
-//!   subagent is doing now;
-//! - `task_updated` patches it (`status`, `end_time`, ...): a terminal status such as `killed`
-//!   may arrive this way; it is not sent for a foreground Bash;
-//! - `task_notification` ends it (`completed`, `failed`, `stopped`) with a summary, usage and
-//!   output file;
-//! - `background_tasks_changed` lists *every* background task now running: each one replaces
-//!   the last, and a task missing from it is no longer running;
-//! - `tool_progress` heartbeats (every 30 s) name the running tool call as
-//!   `<id>-heartbeat-N`, with `parent_tool_use_id` the call itself (not a subagent).
-//!
-//! A [`TaskTree`] folds these into one [`Task`] per task id and reports changes as
-//! [`TaskEvent`]s. Tasks nest: a task started from a tool call that a subagent made (an
-//! `assistant` line whose `parent_tool_use_id` is the subagent's Agent call) is a child of that
-//! subagent's task, and so is a task whose `task_started` names a `parent_task_id` or carries
-//! that `parent_tool_use_id`. The `assistant` and `user` lines of a subagent (those with a
-//! `parent_tool_use_id`) are counted on its task; [`TaskTree::owner_of`] tells which task a
-//! line belongs to, so they can be kept apart from the parent's conversation.
-//!
-//! # Memory
-//!
-//! Finished tasks are kept, so their summary and usage stay readable, until
-//! [`TaskTree::forget_finished`] is called (for example after each `result`). It removes every
-//! task that is no longer running and has no running descendant.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -40,6 +11,35 @@ use byre_proto::{
 };
 
 /// The live tree of tasks. Feed it every CLI line with [`observe`](Self::observe).
+///
+/// The CLI reports a task's life on several lines, none of which holds the whole picture:
+///
+/// - `task_started` opens it (its id, the tool call that started it, its kind, whether it runs
+///   in the background, a subagent's type, prompt and depth);
+/// - `task_progress` (subagents only) brings usage so far, the last tool used and what the
+///   subagent is doing now;
+/// - `task_updated` patches it (`status`, `end_time`, ...): a terminal status such as `killed`
+///   may arrive this way; it is not sent for a foreground Bash;
+/// - `task_notification` ends it (`completed`, `failed`, `stopped`) with a summary, usage and
+///   output file;
+/// - `background_tasks_changed` lists *every* background task now running: each one replaces
+///   the last, and a task missing from it is no longer running;
+/// - `tool_progress` heartbeats (every 30 s) name the running tool call as
+///   `<id>-heartbeat-N`, with `parent_tool_use_id` the call itself (not a subagent).
+///
+/// A [`TaskTree`] folds these into one [`Task`] per task id and reports changes as
+/// [`TaskEvent`]s. Tasks nest: a task started from a tool call that a subagent made (an
+/// `assistant` line whose `parent_tool_use_id` is the subagent's Agent call) is a child of that
+/// subagent's task, and so is a task whose `task_started` names a `parent_task_id` or carries
+/// that `parent_tool_use_id`. The `assistant` and `user` lines of a subagent (those with a
+/// `parent_tool_use_id`) are counted on its task; [`TaskTree::owner_of`] tells which task a
+/// line belongs to, so they can be kept apart from the parent's conversation.
+///
+/// # Memory
+///
+/// Finished tasks are kept, so their summary and usage stay readable, until
+/// [`TaskTree::forget_finished`] is called (for example after each `result`). It removes every
+/// task that is no longer running and has no running descendant.
 #[derive(Debug, Default)]
 pub struct TaskTree {
     /// Every task kept, by the order in which it was first seen.

@@ -1,68 +1,5 @@
 //! Turn tracking: when the CLI starts and ends turns, what started them, when the run is
 //! over, and the session id.
-//!
-//! A [`TurnTracker`] is told what the host sends ([`TurnTracker::sent_user`] for each `user`
-//! line) and sees every line the CLI writes ([`TurnTracker::observe`]). It answers with
-//! [`TurnEvent`]s and with queries ([`TurnTracker::turn_running`], [`TurnTracker::is_idle`],
-//! [`TurnTracker::may_close_stdin`], [`TurnTracker::session_id`]). It does no IO, reads no
-//! clock and keeps only a little state: the running turn, the host messages the CLI has not
-//! started yet, the background tasks, the task notifications that still owe a turn, the last
-//! session state the CLI reported and the session id.
-//!
-//! # The rules
-//!
-//! - **A turn starts** when the CLI starts working: at `command_lifecycle` `started` (sent
-//!   only for host messages that carried a `uuid`, and *before* the turn's `system/init`), or
-//!   at `system/init` when no turn is running. The CLI sends `system/init` at the start of
-//!   every turn, not at launch. A `result` that arrives when no turn runs (a start-up failure
-//!   such as `--resume` of an unknown id, which sends a `result` and nothing else) starts and
-//!   ends one at once, so every `result` ends exactly one turn and every
-//!   [`TurnEvent::TurnEnded`] follows its [`TurnEvent::TurnStarted`].
-//! - **A turn ends** at its `result`, exactly once. Lines that come after it do not belong to
-//!   a new turn: `command_lifecycle` `completed` (or `cancelled`) for the turn's messages
-//!   arrives *after* the `result`, and a background subagent's nested lines (those with a
-//!   `parent_tool_use_id`) can come after its parent's `result` too. Only `started` and
-//!   `system/init` start turns.
-//! - **Queued messages merge.** Host messages sent while a turn runs are queued by the CLI,
-//!   and *all* of them become *one* next turn (3 inputs gave 2 turns in the recordings). The
-//!   turn's `user_message_uuids` (on `system/init` and on the `result`) and the `started`
-//!   states say which messages it took; uuids that join a running turn are reported by
-//!   [`TurnEvent::TurnMerged`], and [`TurnEvent::TurnEnded`] lists them all. The CLI reads
-//!   stdin in order, so when it starts a message, every message sent before it is taken too
-//!   (by this turn or an earlier one). Host messages without a `uuid` cannot be told apart:
-//!   a turn takes every one queued at its start. That is exact when they were sent while a
-//!   turn ran (they merge), but when several are sent at once before the first turn starts,
-//!   the first turn takes them all although the CLI may run the later ones as a second turn,
-//!   which is then reported with [`TurnOrigin::Other`]. Send uuids to make this exact.
-//! - **Turns the CLI starts by itself.** When a background task (Bash with
-//!   `run_in_background`, a background subagent) finishes, the CLI sends `task_notification`
-//!   and `background_tasks_changed` without it, then starts a turn with no host input to tell
-//!   the model (a new `system/init`, no user line on stdout). Its `result` carries
-//!   `origin.kind == "task-notification"` with the task's `runId`. A `task_notification` for a
-//!   task known to run in the background therefore owes a turn: the next turn that starts
-//!   with no host message waiting is [`TurnOrigin::TaskNotification`], and the `result`'s
-//!   `origin` is authoritative when the turn ends. A foreground task's notification (a Bash
-//!   that ran long, a foreground subagent, an interrupted command) comes inside its turn and
-//!   owes nothing.
-//! - **The run is over** ([`TurnEvent::RunIdle`]) when the CLI says `idle` with
-//!   `system/session_state_changed` and nothing else is left: no turn runs, no host message
-//!   waits, no background task runs and no task notification still owes a turn. The CLI
-//!   says `idle` after every `result`, also while a background task it started still runs
-//!   (a background Bash, observed with 2.1.332 and 2.1.328; for a background subagent it
-//!   stays `running`), so its word alone is not enough. It sends those lines when the
-//!   host asks for them (`CLAUDE_CODE_SDK_READS_SESSION_STATE=1`, which byre sets); the
-//!   recordings since 2.1.332 have them. Without them the tracker judges by what it saw.
-//! - **stdin may be closed** ([`TurnTracker::may_close_stdin`]) when nothing runs or waits, as
-//!   above. When the host serves hooks, SDK MCP servers or permission prompts, the CLI may
-//!   still need stdin for their answers after a `result`, so then the run must also be idle by
-//!   the CLI's own report, if it sends reports at all.
-//! - **The session id** comes with the first turn (`system/init`), not at launch, so with
-//!   uuids it is reported just after the first [`TurnEvent::TurnStarted`] (whose `started`
-//!   line comes before the `system/init`). The `result` carries it too, which covers a
-//!   start-up failure (no `system/init`; its id is the one `--resume` asked for). It is
-//!   reported once per process, and again if it changes (a tracker that outlives a
-//!   `--resume --fork-session` restart; `/clear` may do it in-process, not recorded). Other
-//!   lines carry it as well, but only these turn boundaries are trusted to change it.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -77,6 +14,69 @@ use byre_proto::{
 /// Call [`sent_user`](Self::sent_user) when writing a `user` line to the CLI and
 /// [`observe`](Self::observe) with every line the CLI writes, in order; handle the events
 /// `observe` returns. The queries can be asked at any time.
+///
+/// A [`TurnTracker`] is told what the host sends ([`TurnTracker::sent_user`] for each `user`
+/// line) and sees every line the CLI writes ([`TurnTracker::observe`]). It answers with
+/// [`TurnEvent`]s and with queries ([`TurnTracker::turn_running`], [`TurnTracker::is_idle`],
+/// [`TurnTracker::may_close_stdin`], [`TurnTracker::session_id`]). It does no IO, reads no
+/// clock and keeps only a little state: the running turn, the host messages the CLI has not
+/// started yet, the background tasks, the task notifications that still owe a turn, the last
+/// session state the CLI reported and the session id.
+///
+/// # The rules
+///
+/// - **A turn starts** when the CLI starts working: at `command_lifecycle` `started` (sent
+///   only for host messages that carried a `uuid`, and *before* the turn's `system/init`), or
+///   at `system/init` when no turn is running. The CLI sends `system/init` at the start of
+///   every turn, not at launch. A `result` that arrives when no turn runs (a start-up failure
+///   such as `--resume` of an unknown id, which sends a `result` and nothing else) starts and
+///   ends one at once, so every `result` ends exactly one turn and every
+///   [`TurnEvent::TurnEnded`] follows its [`TurnEvent::TurnStarted`].
+/// - **A turn ends** at its `result`, exactly once. Lines that come after it do not belong to
+///   a new turn: `command_lifecycle` `completed` (or `cancelled`) for the turn's messages
+///   arrives *after* the `result`, and a background subagent's nested lines (those with a
+///   `parent_tool_use_id`) can come after its parent's `result` too. Only `started` and
+///   `system/init` start turns.
+/// - **Queued messages merge.** Host messages sent while a turn runs are queued by the CLI,
+///   and *all* of them become *one* next turn (3 inputs gave 2 turns in the recordings). The
+///   turn's `user_message_uuids` (on `system/init` and on the `result`) and the `started`
+///   states say which messages it took; uuids that join a running turn are reported by
+///   [`TurnEvent::TurnMerged`], and [`TurnEvent::TurnEnded`] lists them all. The CLI reads
+///   stdin in order, so when it starts a message, every message sent before it is taken too
+///   (by this turn or an earlier one). Host messages without a `uuid` cannot be told apart:
+///   a turn takes every one queued at its start. That is exact when they were sent while a
+///   turn ran (they merge), but when several are sent at once before the first turn starts,
+///   the first turn takes them all although the CLI may run the later ones as a second turn,
+///   which is then reported with [`TurnOrigin::Other`]. Send uuids to make this exact.
+/// - **Turns the CLI starts by itself.** When a background task (Bash with
+///   `run_in_background`, a background subagent) finishes, the CLI sends `task_notification`
+///   and `background_tasks_changed` without it, then starts a turn with no host input to tell
+///   the model (a new `system/init`, no user line on stdout). Its `result` carries
+///   `origin.kind == "task-notification"` with the task's `runId`. A `task_notification` for a
+///   task known to run in the background therefore owes a turn: the next turn that starts
+///   with no host message waiting is [`TurnOrigin::TaskNotification`], and the `result`'s
+///   `origin` is authoritative when the turn ends. A foreground task's notification (a Bash
+///   that ran long, a foreground subagent, an interrupted command) comes inside its turn and
+///   owes nothing.
+/// - **The run is over** ([`TurnEvent::RunIdle`]) when the CLI says `idle` with
+///   `system/session_state_changed` and nothing else is left: no turn runs, no host message
+///   waits, no background task runs and no task notification still owes a turn. The CLI
+///   says `idle` after every `result`, also while a background task it started still runs
+///   (a background Bash, observed with 2.1.332 and 2.1.328; for a background subagent it
+///   stays `running`), so its word alone is not enough. It sends those lines when the
+///   host asks for them (`CLAUDE_CODE_SDK_READS_SESSION_STATE=1`, which byre sets); the
+///   recordings since 2.1.332 have them. Without them the tracker judges by what it saw.
+/// - **stdin may be closed** ([`TurnTracker::may_close_stdin`]) when nothing runs or waits, as
+///   above. When the host serves hooks, SDK MCP servers or permission prompts, the CLI may
+///   still need stdin for their answers after a `result`, so then the run must also be idle by
+///   the CLI's own report, if it sends reports at all.
+/// - **The session id** comes with the first turn (`system/init`), not at launch, so with
+///   uuids it is reported just after the first [`TurnEvent::TurnStarted`] (whose `started`
+///   line comes before the `system/init`). The `result` carries it too, which covers a
+///   start-up failure (no `system/init`; its id is the one `--resume` asked for). It is
+///   reported once per process, and again if it changes (a tracker that outlives a
+///   `--resume --fork-session` restart; `/clear` may do it in-process, not recorded). Other
+///   lines carry it as well, but only these turn boundaries are trusted to change it.
 #[derive(Debug, Clone, Default)]
 pub struct TurnTracker {
     /// How many turns have started.

@@ -58,7 +58,7 @@ mod server;
 pub mod sse;
 mod store_conformance;
 mod strict;
-pub mod transcript;
+mod transcript;
 
 pub use cli::{
     claude_bin, claude_bin_version, cli_version, install_dir, latest_cli_version, project_root,
@@ -77,7 +77,4 @@ pub use script::{
 pub use server::{serve_forever, FakeModel, FakeModelError, LoggedRequest};
 pub use store_conformance::{store_conformance, STORE_CHECKS};
 pub use strict::{check_modelled, cli_under_test, strictness, Strictness};
-pub use transcript::{
-    read_transcript, TranscriptDir, TranscriptError, TranscriptKind, TranscriptLine,
-    TranscriptReader, TranscriptWriter,
-};
+pub use transcript::*;

@@ -11,9 +11,9 @@
 use std::ffi::OsString;
 
 use byre_proto::{HookEvent, HookOutput};
-use byre_session::driver::Options;
-use byre_session::mcp::schemars::{self, JsonSchema};
-use byre_session::mcp::{McpServer, Tool, ToolOutput};
+use byre_session::schemars::{self, JsonSchema};
+use byre_session::Options;
+use byre_session::{McpServer, Tool, ToolOutput};
 use byre_testkit::{claude_bin, ClaudeEnv, FakeModel, Script};
 use serde_json::Value;
 

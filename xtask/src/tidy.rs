@@ -1,5 +1,6 @@
 //! Tidy checks run as tests: every Rust file starts with a `//!` line saying its job; a
-//! source file (not a test) has at most 800 lines of at most 100 columns.
+//! source file (not a test) has at most 800 lines of at most 100 columns; no public item is
+//! re-exported where it can already be reached (one path per type).
 
 #[cfg(test)]
 mod tests {
@@ -86,5 +87,105 @@ mod tests {
             }
         }
         assert!(wide.is_empty(), "source lines over 100 columns: {wide:#?}");
+    }
+
+    /// `pub use` statements of a source file, each as its path with runs of spaces made one.
+    fn pub_uses(text: &str) -> Vec<String> {
+        let mut uses = Vec::new();
+        let mut rest = text;
+        while let Some(at) = rest.find("pub use ") {
+            let line_start = rest[..at].rfind('\n').map_or(0, |n| n + 1);
+            let tail = &rest[at + "pub use ".len()..];
+            let end = tail.find(';').unwrap_or(tail.len());
+            if rest[line_start..at].trim().is_empty() {
+                uses.push(tail[..end].split_whitespace().collect::<Vec<_>>().join(" "));
+            }
+            rest = &tail[end..];
+        }
+        uses
+    }
+
+    /// The modules a file declares `pub mod name;`.
+    fn pub_mods(text: &str) -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.trim().strip_prefix("pub mod ")?.strip_suffix(';'))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The `pub use` paths of `text` (a file of a crate whose root declares `root_mods`
+    /// public) that reach an item a second way: through a public module, or item by item from
+    /// a crate the file also re-exports whole.
+    fn second_paths(root_mods: &[String], text: &str) -> Vec<String> {
+        let own_mods = pub_mods(text);
+        let uses = pub_uses(text);
+        // Crates re-exported whole (`pub use serde_json;`, `pub use byre_proto as proto;`).
+        let whole: Vec<&str> = uses
+            .iter()
+            .filter(|u| !u.contains("::"))
+            .map(|u| u.split(" as ").next().unwrap_or(u))
+            .collect();
+        let mut twice = Vec::new();
+        for u in &uses {
+            let path = u.strip_prefix("self::").unwrap_or(u);
+            let head = path.split("::").next().unwrap_or("");
+            let via_public = match path.strip_prefix("crate::") {
+                Some(inner) => root_mods
+                    .iter()
+                    .any(|m| inner.starts_with(&format!("{m}::"))),
+                None => path.contains("::") && own_mods.iter().any(|m| m == head),
+            };
+            if via_public || (path.contains("::") && whole.contains(&head)) {
+                twice.push(u.clone());
+            }
+        }
+        twice
+    }
+
+    #[test]
+    fn second_paths_are_found() {
+        let root = "pub mod hooks;\nmod wire;\npub use crate::hooks::HookInput;\n\
+                    pub use crate::wire::{Extra, Number};\npub use byre_proto as proto;\n\
+                    pub use byre_proto::{CliMessage,\n    HookOutput};\npub use schemars;\n";
+        let mods = pub_mods(root);
+        assert_eq!(mods, ["hooks"]);
+        assert_eq!(
+            second_paths(&mods, root),
+            [
+                "crate::hooks::HookInput",
+                "byre_proto::{CliMessage, HookOutput}"
+            ]
+        );
+        let child =
+            "pub mod lease;\nmod dir;\npub use self::lease::Lease;\npub use dir::DirStore;\n";
+        assert_eq!(second_paths(&mods, child), ["self::lease::Lease"]);
+    }
+
+    #[test]
+    fn each_public_item_has_one_path() {
+        let mut twice = Vec::new();
+        for file in source_files() {
+            let parts: Vec<_> = file.iter().filter_map(|p| p.to_str()).collect();
+            let Some(src) = parts.iter().position(|p| *p == "src") else {
+                continue;
+            };
+            let crate_root: PathBuf = file.iter().take(src + 1).collect();
+            let root_mods = ["lib.rs", "main.rs"]
+                .iter()
+                .map(|n| crate_root.join(n))
+                .find(|p| p.exists())
+                .map_or_else(Vec::new, |l| {
+                    pub_mods(&std::fs::read_to_string(l).expect("readable file"))
+                });
+            let text = std::fs::read_to_string(&file).expect("readable file");
+            for u in second_paths(&root_mods, &text) {
+                twice.push(format!("{}: pub use {u}", file.display()));
+            }
+        }
+        assert!(
+            twice.is_empty(),
+            "items re-exported where a public module or a crate re-exported whole already \
+             reaches them (two paths to one item): {twice:#?}"
+        );
     }
 }

@@ -7,8 +7,8 @@ use byre_proto::{
     PermissionMode, ResultSubtype, SessionState, SetMaxThinkingTokensRequest, SetModelRequest,
     SetPermissionModeRequest, StreamEvent, SystemMessage, TaskStatus, TerminalReason,
 };
-use byre_session::driver::Error;
-use byre_session::session::RequestFailure;
+use byre_session::Error;
+use byre_session::RequestFailure;
 use serde_json::json;
 
 use crate::support::*;

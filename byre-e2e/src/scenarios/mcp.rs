@@ -7,7 +7,7 @@ use byre_proto::{
     CanUseToolRequest, CliMessage, CliRequest, ContentBlock, McpServerState, McpStatusRequest,
     MessageContent, PermissionResult, ResultSubtype, SystemMessage,
 };
-use byre_session::mcp::{McpServer, Tool};
+use byre_session::{McpServer, Tool};
 use serde_json::{json, Value};
 
 use crate::support::*;

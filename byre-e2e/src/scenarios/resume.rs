@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use byre_proto::{CliMessage, ResultSubtype, SystemMessage};
-use byre_session::driver::Error;
+use byre_session::Error;
 use serde_json::Value;
 
 use crate::support::*;

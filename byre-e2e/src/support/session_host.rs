@@ -18,8 +18,8 @@ use std::time::Duration;
 use byre_proto::{
     CliMessage, ControlRequestBody, HostRequest, InitializeResponse, RawJson, UserMessage,
 };
-use byre_session::driver::{Claude, Error, Events, Options};
-use byre_session::session::Event;
+use byre_session::Event;
+use byre_session::{Claude, Error, Events, Options};
 use byre_testkit::{read_transcript, ClaudeEnv, TranscriptLine};
 use futures::StreamExt;
 use tokio::time::Instant;

@@ -194,4 +194,15 @@ impl HookInput {
             _ => None,
         }
     }
+
+    /// The shell command of a Bash tool call (its input's `command`), for the events about
+    /// one tool call; `None` for another tool or event.
+    pub fn bash_command(&self) -> Option<&str> {
+        bash_command(self.tool_name()?, self.tool_input()?)
+    }
+}
+
+/// `input`'s `command` when `tool` is Bash.
+pub(crate) fn bash_command<'a>(tool: &str, input: &'a Value) -> Option<&'a str> {
+    (tool == "Bash").then(|| input.get("command")?.as_str())?
 }

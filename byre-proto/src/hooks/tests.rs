@@ -108,6 +108,24 @@ fn pre_tool_use_input() {
 }
 
 #[test]
+fn bash_command_of_tool_events() {
+    assert_eq!(decode(PRE_TOOL_USE).bash_command(), Some("echo hi"));
+    assert_eq!(decode(POST_TOOL_USE).bash_command(), Some("echo hi"));
+    assert_eq!(decode(STOP).bash_command(), None);
+    let read = PRE_TOOL_USE
+        .replace(r#""tool_name": "Bash""#, r#""tool_name": "Read""#)
+        .replace(r#""command": "echo hi""#, r#""file_path": "/etc/hosts""#);
+    assert_eq!(decode(&read).tool_name(), Some("Read"));
+    assert_eq!(decode(&read).bash_command(), None);
+    let request: crate::CanUseToolRequest = serde_json::from_value(json!({
+        "subtype": "can_use_tool", "tool_name": "Bash",
+        "input": {"command": "rm -rf target"}, "tool_use_id": "toolu_1"
+    }))
+    .unwrap();
+    assert_eq!(request.bash_command(), Some("rm -rf target"));
+}
+
+#[test]
 fn post_tool_use_input() {
     let HookInput::PostToolUse(post) = decode(POST_TOOL_USE) else {
         panic!("not PostToolUse")

@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use byre_proto::hooks::HookEvent;
+use byre_proto::HookEvent;
 use byre_proto::{
     AssistantError, CliMessage, CommandState, ControlCancelRequest, ControlResponse,
     ControlResponseBody, DecodeError, DecodeErrorKind, Direction, ErrorCode, HostMcpMessageRequest,

@@ -96,6 +96,8 @@ pub struct Events {
     pub(super) shared: Arc<Mutex<Shared>>,
     /// Whether [`Event::Initialized`] went by: a `result` before it answers no prompt.
     pub(super) initialized: bool,
+    /// For [`Turn::interrupt_when`](super::Turn::interrupt_when); keeps no session alive.
+    pub(super) outbox: Outbox,
 }
 
 impl Events {
@@ -274,7 +276,7 @@ impl Claude {
             hooks: hook_handlers,
             handlers,
             mcp,
-            outbox,
+            outbox: outbox.clone(),
             running: JoinSet::new(),
             running_ids: HashMap::new(),
             shared: shared.clone(),
@@ -314,6 +316,7 @@ impl Claude {
             rx: events_rx,
             shared: claude.shared.clone(),
             initialized: false,
+            outbox,
         };
         Ok((claude, events))
     }

@@ -46,6 +46,9 @@ pub(super) enum Direct {
     ForgetMcp(String),
 }
 
+/// The answer to a request sent through an [`Outbox`].
+pub(super) type Answer = oneshot::Receiver<Result<Option<RawJson>, Error>>;
+
 /// Whether `initialize` was answered: `None` while waiting.
 pub(super) type Ready = Option<Result<(), Error>>;
 
@@ -68,18 +71,13 @@ pub(crate) type McpHandlerFactory = Arc<dyn Fn(Outbox) -> RequestHandler + Send 
 /// messages). It does not keep the session alive: once every [`Claude`] handle is gone and the
 /// driver has stopped, sending fails.
 #[derive(Clone, Debug)]
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 pub(crate) struct Outbox {
     pub(super) commands: mpsc::WeakUnboundedSender<Command>,
 }
 
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 impl Outbox {
     /// Sends `request`; the receiver gets its answer. `None` when the session has ended.
-    pub(crate) fn request(
-        &self,
-        request: HostRequest,
-    ) -> Option<oneshot::Receiver<Result<Option<RawJson>, Error>>> {
+    pub(crate) fn request(&self, request: HostRequest) -> Option<Answer> {
         let commands = self.commands.upgrade()?;
         let (tx, rx) = oneshot::channel();
         commands.send(Command::Request(request, None, tx)).ok()?;

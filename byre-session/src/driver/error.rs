@@ -345,7 +345,8 @@ impl Error {
 }
 
 /// Lines a transcript is missing: its writer stopped at a failed write (see
-/// [`TranscriptWriter`]), the file holds the session up to its last whole line.
+/// [`TranscriptWriter`](crate::transport::TranscriptWriter)), the file holds the session up to
+/// its last whole line.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct TranscriptLoss {

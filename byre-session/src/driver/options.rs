@@ -20,7 +20,8 @@ use serde_json::Value;
 /// `docs/sdk-options.md` gives byre's name for each option of the official SDKs.
 ///
 /// ```no_run
-/// use byre_session::{Claude, Options, PermissionMode};
+/// use byre_session::{Claude, Options};
+/// use byre_session::proto::PermissionMode;
 ///
 /// # async fn run() -> Result<(), byre_session::Error> {
 /// let options = Options::new()
@@ -68,7 +69,8 @@ pub struct Options {
     /// stopped. No limit by default: a permission prompt may wait for a person.
     pub handler_timeout: Option<Duration>,
     /// Starts with a CLI older than [`OLDEST_SUPPORTED_CLI`](crate::OLDEST_SUPPORTED_CLI)
-    /// instead of failing with [`Error::UnsupportedCli`]. Off by default.
+    /// instead of failing with [`Error::UnsupportedCli`](crate::Error::UnsupportedCli). Off by
+    /// default.
     pub any_cli_version: bool,
     /// Starts the CLI; a local child process ([`Local`](byre_transport::Local)) when `None`.
     pub spawn: Option<Arc<dyn byre_transport::Spawn>>,

@@ -45,7 +45,8 @@ impl Options {
         self
     }
 
-    /// Writes a transcript of every line exchanged to `path` (see [`crate::driver`]).
+    /// Writes a transcript of every line exchanged to `path` (its format:
+    /// [`TranscriptWriter`](crate::transport::TranscriptWriter)).
     pub fn transcript(mut self, path: impl Into<PathBuf>) -> Self {
         self.transcript = Some(path.into());
         self

@@ -31,9 +31,9 @@ use super::{Claude, Error, Events, Options};
 /// waits for the waiting ones to exit. Sessions already taken are the taker's.
 ///
 /// ```no_run
-/// use byre_session::driver::{Options, Pool};
+/// use byre_session::{Options, Pool};
 ///
-/// # async fn run() -> Result<(), byre_session::driver::Error> {
+/// # async fn run() -> Result<(), byre_session::Error> {
 /// let pool = Pool::new(Options::new(), 4)?;
 /// let (claude, events) = pool.take().await?; // at once, once the pool has warmed up
 /// claude.send("hello")?;

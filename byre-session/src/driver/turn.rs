@@ -14,6 +14,7 @@ use futures::{Stream, StreamExt};
 use serde::de::DeserializeOwned;
 
 use super::claude::Events;
+use super::commands::Answer;
 use super::error::Error;
 use crate::assembly::AssemblyEvent;
 use crate::session::{Event, ProtocolViolation};
@@ -210,6 +211,27 @@ pub struct Turn<'a> {
     misfits: Vec<String>,
     not_logged_in: bool,
     done: bool,
+    stop: Stop<'a>,
+}
+
+/// When a turn interrupts itself ([`Turn::interrupt_when`]).
+enum Stop<'a> {
+    /// Never.
+    Never,
+    /// When this says so, asked with the answer's text so far.
+    When(Box<dyn FnMut(&str) -> bool + Send + 'a>),
+    /// The interrupt was sent; its answer comes here (`None`: the session had ended).
+    Sent(Option<Answer>),
+}
+
+impl std::fmt::Debug for Stop<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Stop::Never => "Never",
+            Stop::When(_) => "When(..)",
+            Stop::Sent(_) => "Sent",
+        })
+    }
 }
 
 impl Events {
@@ -222,11 +244,32 @@ impl Events {
             misfits: Vec::new(),
             not_logged_in: false,
             done: false,
+            stop: Stop::Never,
         }
     }
 }
 
 impl<'a> Turn<'a> {
+    /// Interrupts the turn once `stop` says so. `stop` is asked with the answer's text so far
+    /// each time more of it arrives, until it returns `true`; then the CLI is sent one
+    /// `interrupt`, and the turn ends as [`TurnError::Interrupted`] (or as it was ending
+    /// anyway, when its result was already on its way). For a stop marker, or a cap on how
+    /// long an answer may grow:
+    ///
+    /// ```no_run
+    /// # async fn run(claude: byre_session::Claude, mut events: byre_session::Events)
+    /// # -> Result<(), byre_session::Error> {
+    /// claude.send("List every file, one per line")?;
+    /// let turn = events.turn().interrupt_when(|text| text.len() > 10_000);
+    /// let outcome = turn.on_text(|text| print!("{text}")).await;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn interrupt_when(mut self, stop: impl FnMut(&str) -> bool + Send + 'a) -> Self {
+        self.stop = Stop::When(Box::new(stop));
+        self
+    }
+
     /// Reads the rest of the turn, calling `on_text` with each piece of the answer's text as
     /// it arrives (blocks separated by a blank line), and gives the outcome.
     pub async fn on_text(mut self, mut on_text: impl FnMut(&str)) -> Result<TurnOutput, TurnError> {
@@ -242,6 +285,11 @@ impl<'a> Turn<'a> {
     /// Reads what is left of the turn and gives its outcome: the output, or why it failed.
     pub async fn finish(mut self) -> Result<TurnOutput, TurnError> {
         while self.next().await.is_some() {}
+        if let Stop::Sent(Some(mut answer)) = std::mem::replace(&mut self.stop, Stop::Never) {
+            if let Ok(Err(error)) = answer.try_recv() {
+                tracing::warn!(%error, "the interrupt that interrupt_when asked for failed");
+            }
+        }
         let Some(result) = self.result.take() else {
             let failure = self
                 .events
@@ -266,6 +314,20 @@ impl<'a> Turn<'a> {
     /// The text of the answer so far.
     pub fn text(&self) -> &str {
         &self.text.all
+    }
+
+    /// Sends the interrupt [`Turn::interrupt_when`] asks for, once, when its text says so.
+    fn check_stop(&mut self) {
+        if self.done || self.text.all.len() == self.text.asked {
+            return;
+        }
+        self.text.asked = self.text.all.len();
+        if let Stop::When(stop) = &mut self.stop {
+            if stop(&self.text.all) {
+                let request = byre_proto::InterruptRequest::default().into();
+                self.stop = Stop::Sent(self.events.outbox.request(request));
+            }
+        }
     }
 
     fn observe(&mut self, event: &Event) {
@@ -323,6 +385,7 @@ impl Stream for Turn<'_> {
         match self.events.poll_next_unpin(cx) {
             Poll::Ready(Some(event)) => {
                 self.observe(&event);
+                self.check_stop();
                 Poll::Ready(Some(event))
             }
             Poll::Ready(None) => {
@@ -346,6 +409,8 @@ struct Text {
     whole: usize,
     /// The last piece, with its separator, for [`Turn::on_text`].
     last_piece: Option<String>,
+    /// How long the text was when [`Turn::interrupt_when`]'s test was last asked.
+    asked: usize,
 }
 
 impl Text {

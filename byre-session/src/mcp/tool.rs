@@ -38,8 +38,9 @@ type Run = Arc<dyn Fn(Value) -> Pin<Box<dyn Future<Output = CallToolResult> + Se
 /// guide's `docs/mcp-tools.md` has a whole program.
 ///
 /// ```
-/// use byre_session::mcp::{McpServer, Tool, ToolOutput};
-/// use byre_session::{JsonSchema, Options};
+/// use byre_session::{McpServer, Tool, ToolOutput};
+/// use byre_session::Options;
+/// use byre_session::schemars::{self, JsonSchema};
 ///
 /// #[derive(serde::Deserialize, JsonSchema)]
 /// #[schemars(crate = "byre_session::schemars")]
@@ -60,7 +61,7 @@ type Run = Arc<dyn Fn(Value) -> Pin<Box<dyn Future<Output = CallToolResult> + Se
 /// // The model calls it as mcp__calc__add.
 /// let options = Options::new().serve_mcp(McpServer::tools("calc", [add])?);
 /// # drop(options);
-/// # Ok::<(), byre_session::mcp::McpError>(())
+/// # Ok::<(), byre_session::McpError>(())
 /// ```
 #[derive(Clone)]
 pub struct Tool {

@@ -4,9 +4,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use byre_proto::{CliMessage, ContentBlock, StopReason, StreamEventMessage};
-use byre_session::assembly::{
-    AbandonCause, Assembler, AssemblyError, AssemblyEvent, BlockCheck, BlockKind,
-};
+use byre_session::{AbandonCause, Assembler, AssemblyError, AssemblyEvent, BlockCheck, BlockKind};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-use byre_session::correlation::{DuplicateRequestId, Incoming, Outgoing, RequestId, RequestTable};
+use byre_session::{DuplicateRequestId, Incoming, Outgoing, RequestId, RequestTable};
 use proptest::prelude::*;
 
 fn ms(n: u64) -> Duration {

@@ -7,10 +7,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use byre_proto::{CliMessage, CliRequest, HostMessage, HostRequest, InitializeRequest};
-use byre_session::correlation::RequestId;
-use byre_session::session::{
-    CallError, Event, ProtocolViolation, RequestFailure, Session, SessionConfig,
-};
+use byre_session::RequestId;
+use byre_session::{CallError, Event, ProtocolViolation, RequestFailure, Session, SessionConfig};
 use byre_testkit::{read_transcript, TranscriptLine};
 use serde_json::Value;
 
@@ -224,7 +222,7 @@ fn every_transcript_replays_through_the_core_with_identical_sends() {
 /// for snapshots: the order of messages, requests, answers, turns, tasks and blocks
 /// (`stream_event` lines appear as the stream lines they give).
 fn trace(events: &[Event]) -> String {
-    use byre_session::assembly::AssemblyEvent;
+    use byre_session::AssemblyEvent;
     let mut out: Vec<String> = Vec::new();
     let mut deltas: Option<(String, u64, usize)> = None;
     for event in events {
@@ -276,10 +274,10 @@ fn trace(events: &[Event]) -> String {
                 let text = format!("{t:?}");
                 let kind = text.split([' ', '(', '{']).next().unwrap_or("?").to_owned();
                 let task = match t {
-                    byre_session::tasks::TaskEvent::Started { task_id, .. }
-                    | byre_session::tasks::TaskEvent::Progress { task_id, .. }
-                    | byre_session::tasks::TaskEvent::Updated { task_id, .. }
-                    | byre_session::tasks::TaskEvent::Finished { task_id, .. } => task_id.clone(),
+                    byre_session::TaskEvent::Started { task_id, .. }
+                    | byre_session::TaskEvent::Progress { task_id, .. }
+                    | byre_session::TaskEvent::Updated { task_id, .. }
+                    | byre_session::TaskEvent::Finished { task_id, .. } => task_id.clone(),
                     _ => String::new(),
                 };
                 format!("task {kind} {task}").trim_end().to_owned()
@@ -704,12 +702,7 @@ fn a_result_before_the_initialize_answer_is_reported_and_ends_no_turn() {
     let events: Vec<_> = std::iter::from_fn(|| session.poll_event()).collect();
     let ended: Vec<_> = events
         .iter()
-        .filter(|e| {
-            matches!(
-                e,
-                Event::Turn(byre_session::turns::TurnEvent::TurnEnded { .. })
-            )
-        })
+        .filter(|e| matches!(e, Event::Turn(byre_session::TurnEvent::TurnEnded { .. })))
         .collect();
     assert_eq!(ended.len(), 1, "{events:?}");
 }
@@ -723,14 +716,11 @@ fn an_early_result_is_still_the_reason_of_a_failed_start() {
     session.handle_message(now, cli(early));
     session.handle_exit("exit status: 1");
     let ready = std::iter::from_fn(|| session.poll_action()).find_map(|a| match a {
-        byre_session::session::Action::Ready(r) => Some(r),
+        byre_session::Action::Ready(r) => Some(r),
         _ => None,
     });
     assert!(
-        matches!(
-            ready,
-            Some(Err(byre_session::session::StartFailure::Exited { .. }))
-        ),
+        matches!(ready, Some(Err(byre_session::StartFailure::Exited { .. }))),
         "{ready:?}"
     );
 }

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use byre_proto::{CliMessage, SystemMessage, TaskStatus, TaskType};
-use byre_session::tasks::{MessageRole, Task, TaskEvent, TaskTree};
+use byre_session::{MessageRole, Task, TaskEvent, TaskTree};
 use serde_json::{json, Value};
 
 use crate::support::*;

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use byre_proto::{AnyMessage, CliMessage, HostMessage, ResultSubtype, TerminalReason};
-use byre_session::turns::{TurnEvent, TurnId, TurnOrigin, TurnTracker};
+use byre_session::{TurnEvent, TurnId, TurnOrigin, TurnTracker};
 use byre_testkit::TranscriptReader;
 
 use crate::support::{corpus_dir, corpus_root, files_under};

@@ -5,9 +5,11 @@
 
 use std::sync::{Arc, Mutex};
 
-use byre_session::mcp::McpServer;
+use byre_session::proto::CliMessage;
 use byre_session::proto::SystemMessage;
-use byre_session::{Claude, CliMessage, Delivery, Event, Options};
+use byre_session::transport::Delivery;
+use byre_session::McpServer;
+use byre_session::{Claude, Event, Options};
 use byre_testkit::{FakeModel, Reply, Rule, Script};
 use serde_json::json;
 

@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 
 use byre_proto::{AskUserQuestionInput, ElicitationResponse, PermissionResult};
-use byre_session::driver::{Claude, Options};
+use byre_session::{Claude, Options};
 use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
 use serde_json::json;
 
@@ -26,7 +26,7 @@ fn questions() -> serde_json::Value {
     ]})
 }
 
-async fn run_to_result(claude: &Claude, events: &mut byre_session::driver::Events, prompt: &str) {
+async fn run_to_result(claude: &Claude, events: &mut byre_session::Events, prompt: &str) {
     let result = crate::support::turn(claude, events, prompt).await;
     assert_eq!(result.is_error, Some(false), "{result:?}");
 }

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use byre_proto::{CliMessage, HookEvent, HookOutput, ResultSubtype, TerminalReason};
-use byre_session::driver::{query, Claude, Error, Fault, Options};
-use byre_session::session::{Event, RequestFailure};
+use byre_session::{query, Claude, Error, Fault, Options};
+use byre_session::{Event, RequestFailure};
 use byre_testkit::{
     read_transcript, FakeModel, Match, Reply, Rule, Script, TranscriptDir, TranscriptKind,
     TranscriptLine,
@@ -42,10 +42,9 @@ async fn query_runs_one_prompt_to_its_result() {
         panic!("{events:?}")
     };
     assert_eq!(result.result.as_deref(), Some("Hi from the fake model."));
-    assert!(events.iter().any(|e| matches!(
-        e,
-        Event::Turn(byre_session::turns::TurnEvent::SessionId { .. })
-    )));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Event::Turn(byre_session::TurnEvent::SessionId { .. }))));
     assert!(
         events.iter().any(|e| matches!(e, Event::Assembly(_))),
         "stream events are assembled"
@@ -68,7 +67,7 @@ async fn query_runs_one_prompt_to_its_result() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_readme_example_streams_the_answer() {
     use byre_proto::Delta;
-    use byre_session::assembly::AssemblyEvent;
+    use byre_session::AssemblyEvent;
     let script = Script::new().rule(Rule::any().reply(Reply::text("Hello, from a stream.")));
     let model = FakeModel::start(script).await.unwrap();
     let (options, _env) = options(&model);
@@ -432,7 +431,7 @@ async fn resume_and_fork_into_another_directory() {
 }
 
 /// Every event until the stream ends (it must, within `STEP`).
-async fn until_the_end(events: &mut byre_session::driver::Events) -> Vec<Event> {
+async fn until_the_end(events: &mut byre_session::Events) -> Vec<Event> {
     let mut seen = Vec::new();
     loop {
         match tokio::time::timeout(STEP, events.next()).await {
@@ -610,7 +609,7 @@ async fn raw_lines_are_written_as_they_are() {
     assert!(
         seen.iter().any(|e| matches!(
             e,
-            Event::Protocol(byre_session::session::ProtocolViolation::UnknownResponse(id)) if id == "raw_1"
+            Event::Protocol(byre_session::ProtocolViolation::UnknownResponse(id)) if id == "raw_1"
         )),
         "{seen:?}"
     );

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use byre_session::driver::{Claude, Options};
+use byre_session::{Claude, Options};
 
 /// Set in the process that counts.
 const CHILD: &str = "BYRE_FD_COUNT_CHILD";

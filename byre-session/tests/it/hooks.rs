@@ -10,8 +10,8 @@ use byre_proto::{
     CliMessage, ElicitationResponse, HookEvent, HookInput, HookOutput, PermissionResult,
     SystemMessage,
 };
-use byre_session::driver::Claude;
-use byre_session::session::Event;
+use byre_session::Claude;
+use byre_session::Event;
 use byre_testkit::{FakeModel, Match, Reply, Rule, Script};
 use serde_json::json;
 

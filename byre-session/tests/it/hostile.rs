@@ -5,8 +5,8 @@
 
 use std::time::{Duration, Instant};
 
-use byre_session::driver::{Claude, Error, Events, Options, TurnError};
 use byre_session::Event;
+use byre_session::{Claude, Error, Events, Options, TurnError};
 use futures::StreamExt;
 
 /// Options that start `byre-hostile` with `args` (`--mode` and its flags).
@@ -134,7 +134,7 @@ async fn a_cli_that_closes_its_stdin_ends_the_session_with_input_closed() {
         match result {
             Err(error @ Error::InputClosed { .. }) => {
                 assert!(error.to_string().contains("closed its input"), "{error}");
-                assert_eq!(error.fault(), byre_session::driver::Fault::Exited);
+                assert_eq!(error.fault(), byre_session::Fault::Exited);
             }
             other => panic!("{other:?}"),
         }
@@ -240,7 +240,7 @@ async fn a_request_awaited_while_events_lie_unread_is_answered() {
         if let Some(piece) = event.text() {
             text.push_str(piece);
         }
-        if let Event::Message(byre_session::CliMessage::Result(_)) = event {
+        if let Event::Message(byre_session::proto::CliMessage::Result(_)) = event {
             ended = true;
             break;
         }

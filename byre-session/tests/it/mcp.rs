@@ -12,10 +12,10 @@ use byre_proto::{
     CliMessage, CliRequest, ContentBlock, JsonRpcMessage, McpServerState, McpStatusRequest,
     MessageContent, ResultSubtype, TerminalReason, ToolResultBlock,
 };
-use byre_session::driver::{Claude, Events};
-use byre_session::mcp::schemars::{self, JsonSchema};
-use byre_session::mcp::{McpServer, Tool, ToolOutput};
-use byre_session::session::Event;
+use byre_session::schemars::{self, JsonSchema};
+use byre_session::Event;
+use byre_session::{Claude, Events};
+use byre_session::{McpServer, Tool, ToolOutput};
 use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
 use futures::StreamExt;
 use serde::Deserialize;
@@ -379,16 +379,16 @@ mod vault {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
 
-    use byre_session::mcp::rmcp::handler::server::router::tool::ToolRouter;
-    use byre_session::mcp::rmcp::handler::server::tool::ToolCallContext;
-    use byre_session::mcp::rmcp::handler::server::wrapper::Parameters;
-    use byre_session::mcp::rmcp::model::{
+    use byre_session::rmcp::handler::server::router::tool::ToolRouter;
+    use byre_session::rmcp::handler::server::tool::ToolCallContext;
+    use byre_session::rmcp::handler::server::wrapper::Parameters;
+    use byre_session::rmcp::model::{
         CallToolRequestParams, CallToolResponse, ListToolsResult, PaginatedRequestParams,
         ServerCapabilities, ServerConfig,
     };
-    use byre_session::mcp::rmcp::service::RequestContext;
-    use byre_session::mcp::rmcp::{self, tool, tool_router, ErrorData, Peer, RoleServer};
-    use byre_session::mcp::schemars::{self, JsonSchema};
+    use byre_session::rmcp::service::RequestContext;
+    use byre_session::rmcp::{self, tool, tool_router, ErrorData, Peer, RoleServer};
+    use byre_session::schemars::{self, JsonSchema};
     use serde::Deserialize;
 
     #[derive(Clone)]
@@ -474,12 +474,12 @@ mod vault {
 mod panicking {
     use std::sync::Arc;
 
-    use byre_session::mcp::rmcp::model::{
+    use byre_session::rmcp::model::{
         CallToolRequestParams, CallToolResponse, ListToolsResult, PaginatedRequestParams,
         ServerCapabilities, ServerConfig, Tool,
     };
-    use byre_session::mcp::rmcp::service::RequestContext;
-    use byre_session::mcp::rmcp::{self, ErrorData, RoleServer};
+    use byre_session::rmcp::service::RequestContext;
+    use byre_session::rmcp::{self, ErrorData, RoleServer};
     use serde_json::json;
 
     #[derive(Clone)]

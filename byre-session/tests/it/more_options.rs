@@ -3,8 +3,10 @@
 //! sandbox settings.
 
 use byre_session::proto::FindUnknown;
+use byre_session::proto::PermissionMode;
 use byre_session::proto::UserMessage;
-use byre_session::{new_session_id, Claude, Options, PermissionMode, Thinking};
+use byre_session::transport::Thinking;
+use byre_session::{new_session_id, Claude, Options};
 use byre_testkit::{FakeModel, Match, Reply, Rule, Script};
 use serde_json::json;
 

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use byre_session::driver::{Claude, Events, Pool};
+use byre_session::{Claude, Events, Pool};
 use byre_testkit::{FakeModel, Match, Reply, Rule, Script};
 
 use crate::support::{options, turn};
@@ -124,13 +124,12 @@ async fn a_cli_that_dies_while_waiting_is_replaced() {
 
 #[tokio::test]
 async fn a_pool_refuses_options_that_fix_the_session_id() {
-    let options =
-        byre_session::driver::Options::new().resume("0d1e8e5c-2b4e-4f7e-9a43-1c1f5d2b7e10");
+    let options = byre_session::Options::new().resume("0d1e8e5c-2b4e-4f7e-9a43-1c1f5d2b7e10");
     assert!(Pool::new(options, 2).is_err());
-    let mut options = byre_session::driver::Options::new();
-    options.launch.session_id = Some(byre_session::driver::new_session_id());
+    let mut options = byre_session::Options::new();
+    options.launch.session_id = Some(byre_session::new_session_id());
     assert!(Pool::new(options, 2).is_err());
-    let mut options = byre_session::driver::Options::new();
+    let mut options = byre_session::Options::new();
     options.launch.continue_conversation = true;
     assert!(Pool::new(options, 2).is_err());
 }

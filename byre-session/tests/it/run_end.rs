@@ -3,8 +3,9 @@
 //! by itself to report the task. For a background Bash the CLI reports `idle` at once after
 //! the prompt's result, task still running; for a background subagent it stays `running`.
 
-use byre_session::turns::{TurnEvent, TurnOrigin};
-use byre_session::{Claude, CliMessage, Event};
+use byre_session::proto::CliMessage;
+use byre_session::{Claude, Event};
+use byre_session::{TurnEvent, TurnOrigin};
 use byre_testkit::{FakeModel, Script};
 
 use crate::support::*;

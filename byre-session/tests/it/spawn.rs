@@ -8,8 +8,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use byre_session::proto::CliMessage;
 use byre_session::proto::SystemMessage;
-use byre_session::{Claude, CliMessage, Delivery, Event, Options};
+use byre_session::transport::Delivery;
+use byre_session::{Claude, Event, Options};
 use byre_testkit::{FakeModel, Reply, Rule, Script};
 use byre_transport::{BoxFuture, LaunchError, Local, Spawn, SpawnRequest, Spawned, Wrapper};
 

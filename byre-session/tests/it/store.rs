@@ -8,10 +8,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use byre_proto::{CliMessage, SessionKey};
-use byre_session::session::{Event, MirrorFlush};
-use byre_session::store::{LeaseHolder, ObjectSessionStore, StoreError, StoredSession};
 use byre_session::transport::project_dir_name;
-use byre_session::{Claude, MemoryStore, SessionStore};
+use byre_session::transport::store::{LeaseHolder, ObjectSessionStore, StoreError, StoredSession};
+use byre_session::transport::store::{MemoryStore, SessionStore};
+use byre_session::Claude;
+use byre_session::{Event, MirrorFlush};
 use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, S3Server, Script};
 use byre_transport::BoxFuture;
 use serde_json::Value;
@@ -361,7 +362,7 @@ async fn a_resume_holds_the_stored_sessions_lease_and_stops_storing_once_it_is_l
     let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
     let id = run_on_host_a(&model, store.clone(), "repo").await;
     let key = SessionKey::main("repo", id.as_str());
-    let holder = |found: Option<byre_session::store::StoredLease>| -> LeaseHolder {
+    let holder = |found: Option<byre_session::transport::store::StoredLease>| -> LeaseHolder {
         serde_json::from_slice(&found.expect("a lease record").bytes).unwrap()
     };
     assert!(

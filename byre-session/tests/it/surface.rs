@@ -7,12 +7,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use byre_session::mcp::McpServer;
 use byre_session::proto::ResultSubtype;
+use byre_session::proto::{HookEvent, HookOutput, PermissionMode};
 use byre_session::transport::LaunchError;
-use byre_session::{
-    Claude, Error, Hook, HookEvent, HookOutput, Options, PermissionMode, TurnError, UsageError,
-};
+use byre_session::McpServer;
+use byre_session::{Claude, Error, Hook, Options, TurnError, UsageError};
 use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
 use serde::Deserialize;
 use serde_json::json;
@@ -563,7 +562,8 @@ async fn a_cli_older_than_the_supported_range_is_refused_with_both_versions() {
 
 #[test]
 fn the_supported_range_matches_the_tested_clis() {
-    use byre_session::{CliVersion, NEWEST_TESTED_CLI, OLDEST_SUPPORTED_CLI};
+    use byre_session::proto::CliVersion;
+    use byre_session::{NEWEST_TESTED_CLI, OLDEST_SUPPORTED_CLI};
     let pinned = CliVersion::parse(byre_testkit::PINNED_CLI_VERSION).unwrap();
     assert_eq!(pinned.to_string(), NEWEST_TESTED_CLI.to_string());
     let oldest = byre_testkit::MATRIX_CLI_VERSIONS

@@ -6,9 +6,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use byre_proto::{InitializeRequest, SessionKey};
-use byre_session::session::{Event, Session, SessionConfig, STORE_LOSS_KEYS};
-use byre_session::store::{StoreError, StoredSession};
-use byre_session::{Claude, Error, MemoryStore, SessionStore, StreamExt};
+use byre_session::transport::store::{MemoryStore, SessionStore};
+use byre_session::transport::store::{StoreError, StoredSession};
+use byre_session::{Claude, Error, StreamExt};
+use byre_session::{Event, Session, SessionConfig, STORE_LOSS_KEYS};
 use byre_testkit::{FakeModel, Reply, Rule, Script};
 use byre_transport::BoxFuture;
 use serde_json::Value;

@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use byre_proto::{CliMessage, HookEvent, HookOutput};
-use byre_session::driver::Claude;
-use byre_session::session::Event;
+use byre_session::Claude;
+use byre_session::Event;
 use byre_testkit::{FakeModel, Match, Reply, Rule, Script};
 use futures::StreamExt;
 use tracing::field::{Field, Visit};
