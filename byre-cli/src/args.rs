@@ -250,78 +250,88 @@ impl SessionArgs {
     /// Session options for the first session: every flag, resume and fork included. `program`
     /// is the `claude` binary, already found.
     pub(crate) fn options(&self, program: PathBuf) -> Result<Options, CliError> {
-        let mut options = self.base_options(program)?;
+        let mut options = self.base_options(program, self.model.as_deref())?;
         match (&self.resume, &self.fork_at) {
             (Some(session), Some(at)) => {
-                let (forked, _new_id) = options.fork(session, at, self.working_dir()?);
-                options = forked;
-                if let Some(id) = &self.session_id {
-                    options.launch.session_id = Some(id.clone());
-                }
+                options = options.fork(session, at, self.working_dir()?).0;
             }
-            (Some(session), None) => {
-                options = options.resume(session);
-                options.launch.session_id = self.session_id.clone();
-            }
-            (None, _) => {
-                options.launch.session_id = self.session_id.clone();
-                if self.continue_latest {
-                    options = options.continue_conversation();
-                }
-            }
+            (Some(session), None) => options = options.resume(session),
+            (None, _) if self.continue_latest => options = options.continue_conversation(),
+            (None, _) => {}
+        }
+        if let Some(id) = &self.session_id {
+            options = options.session_id(id);
         }
         Ok(options)
     }
 
-    /// Session options without resume, fork or session id: for sessions started later, such
-    /// as a fork in `chat`.
-    pub(crate) fn base_options(&self, program: PathBuf) -> Result<Options, CliError> {
-        let mut options = Options::new();
-        options.launch.program = Some(program);
-        options.launch.model = self.model.clone();
+    /// Session options without resume, fork or session id, with `model` (the CLI's default
+    /// when `None`): for sessions started later, such as a fork in `chat`.
+    pub(crate) fn base_options(
+        &self,
+        program: PathBuf,
+        model: Option<&str>,
+    ) -> Result<Options, CliError> {
         // A terminal has no one to ask: `byre run` runs every tool unless told otherwise.
-        options.launch.permission_mode = Some(
-            self.permission_mode
-                .clone()
-                .unwrap_or_else(|| PermissionMode::BYPASS_PERMISSIONS.to_string()),
-        );
-        options.launch.cwd = Some(self.working_dir()?);
-        options.transcript = self.transcript.clone();
+        let mode = self.permission_mode.clone();
+        let mut options = Options::new()
+            .program(program)
+            .permission_mode(mode.unwrap_or_else(|| PermissionMode::BYPASS_PERMISSIONS.to_string()))
+            .cwd(self.working_dir()?)
+            .allowed_tools(&self.allowed_tools)
+            .disallowed_tools(&self.disallowed_tools);
+        if let Some(model) = model {
+            options = options.model(model);
+        }
+        if let Some(path) = &self.transcript {
+            options = options.transcript(path);
+        }
         if let Some(bytes) = self.max_line_bytes {
             if bytes == 0 {
                 return Err(CliError::ZeroLineLimit);
             }
-            options.max_line = Some(bytes);
+            options = options.max_line_bytes(bytes);
         }
         if let Some(secs) = self.request_timeout {
-            options.request_timeout = Some(
-                std::time::Duration::try_from_secs_f64(secs)
-                    .map_err(|_| CliError::BadTimeout(secs))?,
-            );
+            let timeout = std::time::Duration::try_from_secs_f64(secs)
+                .map_err(|_| CliError::BadTimeout(secs))?;
+            options = options.request_timeout(timeout);
         }
-        options.launch.system_prompt = self.system_prompt.clone();
-        options.launch.append_system_prompt = self.append_system_prompt.clone();
-        options.launch.allowed_tools = self.allowed_tools.clone();
-        options.launch.disallowed_tools = self.disallowed_tools.clone();
-        options.launch.max_turns = self.max_turns;
-        options.launch.add_dirs = self.add_dir.clone();
+        if let Some(prompt) = &self.system_prompt {
+            options = options.system_prompt(prompt);
+        }
+        if let Some(prompt) = &self.append_system_prompt {
+            options = options.append_system_prompt(prompt);
+        }
+        if let Some(turns) = self.max_turns {
+            options = options.max_turns(turns);
+        }
+        for dir in &self.add_dir {
+            options = options.add_dir(dir);
+        }
         for given in &self.mcp_config {
-            options.launch.mcp_servers.extend(mcp_servers(given)?);
+            for (name, config) in mcp_servers(given)? {
+                options = options.mcp_config(name, config);
+            }
         }
-        options.launch.max_budget_usd = self.max_budget_usd;
-        options.launch.fallback_model = self.fallback_model.clone();
-        options.launch.effort = self.effort.clone();
+        if let Some(usd) = self.max_budget_usd {
+            options = options.max_budget_usd(usd);
+        }
+        if let Some(model) = &self.fallback_model {
+            options = options.fallback_model(model);
+        }
+        if let Some(effort) = &self.effort {
+            options = options.effort(effort.clone());
+        }
         if let Some(given) = &self.agents {
-            options.launch.agents =
-                Some(serde_json::Value::Object(json_object("--agents", given)?));
+            options = options.agents(serde_json::Value::Object(json_object("--agents", given)?));
         }
         if let Some(given) = &self.settings {
-            options
-                .launch
-                .settings
-                .extend(json_object("--settings", given)?);
+            options = options.settings(json_object("--settings", given)?);
         }
-        options.launch.no_session_persistence = self.no_session_persistence;
+        if self.no_session_persistence {
+            options = options.no_session_persistence();
+        }
         if let Some(url) = &self.store {
             let store = byre_transport::store::open_store(url)
                 .map_err(|e| CliError::Store(e.to_string()))?;
@@ -345,10 +355,8 @@ impl SessionArgs {
             options = options.env_allow(defaults.chain(self.env_allow.iter().cloned()));
         }
         if let Some(given) = &self.json_schema {
-            options.launch.json_schema = Some(serde_json::Value::Object(json_object(
-                "--json-schema",
-                given,
-            )?));
+            let schema = json_object("--json-schema", given)?;
+            options = options.json_schema(serde_json::Value::Object(schema));
         }
         Ok(options)
     }
@@ -422,23 +430,23 @@ mod tests {
             "11111111-2222-4333-8444-555555555555",
         ]);
         let options = args.options(PathBuf::from("/bin/claude")).unwrap();
-        assert_eq!(options.launch.program, Some(PathBuf::from("/bin/claude")));
-        assert_eq!(options.launch.model.as_deref(), Some("haiku"));
-        assert_eq!(options.launch.permission_mode.as_deref(), Some("plan"));
+        assert_eq!(options.launch().program, Some(PathBuf::from("/bin/claude")));
+        assert_eq!(options.launch().model.as_deref(), Some("haiku"));
+        assert_eq!(options.launch().permission_mode.as_deref(), Some("plan"));
         // Unlike the library's, `byre run`'s default mode runs every tool unasked.
         let plain = parse(&[]).options(PathBuf::from("/bin/claude")).unwrap();
         assert_eq!(
-            plain.launch.permission_mode.as_deref(),
+            plain.launch().permission_mode.as_deref(),
             Some("bypassPermissions")
         );
-        assert_eq!(options.launch.cwd, Some(dir.clone()));
-        assert_eq!(options.max_line, Some(4096));
-        assert_eq!(options.transcript, Some(PathBuf::from("/tmp/t.jsonl")));
+        assert_eq!(options.launch().cwd, Some(dir.clone()));
+        assert!(format!("{options:?}").contains("max_line: Some(4096)"));
+        assert!(format!("{options:?}").contains(r#"transcript: Some("/tmp/t.jsonl")"#));
         assert_eq!(
-            options.launch.session_id.as_deref(),
+            options.launch().session_id.as_deref(),
             Some("11111111-2222-4333-8444-555555555555")
         );
-        assert_eq!(options.launch.resume, None);
+        assert_eq!(options.launch().resume, None);
     }
 
     #[test]
@@ -471,7 +479,7 @@ mod tests {
         ]);
         let options = args.options(PathBuf::from("claude")).unwrap();
         std::fs::remove_file(&file).unwrap();
-        let launch = &options.launch;
+        let launch = options.launch();
         assert_eq!(launch.append_system_prompt.as_deref(), Some("Be brief."));
         assert_eq!(launch.system_prompt.as_deref(), Some("You are terse."));
         assert_eq!(launch.allowed_tools, ["Read", "Bash(git:*)", "Grep"]);
@@ -498,17 +506,24 @@ mod tests {
     fn resume_and_fork_at_fork_the_session() {
         let args = parse(&["--resume", "abc", "--fork-at", "uuid-1"]);
         let options = args.options(PathBuf::from("claude")).unwrap();
-        assert_eq!(options.launch.resume.as_deref(), Some("abc"));
-        assert_eq!(options.launch.resume_session_at.as_deref(), Some("uuid-1"));
-        assert!(options.launch.fork_session);
-        let new_id = options.launch.session_id.expect("a new session id");
+        assert_eq!(options.launch().resume.as_deref(), Some("abc"));
+        assert_eq!(
+            options.launch().resume_session_at.as_deref(),
+            Some("uuid-1")
+        );
+        assert!(options.launch().fork_session);
+        let new_id = options
+            .launch()
+            .session_id
+            .clone()
+            .expect("a new session id");
         assert_ne!(new_id, "abc");
 
         let args = parse(&["--resume", "abc"]);
         let options = args.options(PathBuf::from("claude")).unwrap();
-        assert_eq!(options.launch.resume.as_deref(), Some("abc"));
-        assert!(!options.launch.fork_session);
-        assert_eq!(options.launch.session_id, None);
+        assert_eq!(options.launch().resume.as_deref(), Some("abc"));
+        assert!(!options.launch().fork_session);
+        assert_eq!(options.launch().session_id, None);
     }
 
     #[test]
@@ -543,7 +558,7 @@ mod tests {
         assert!(args.options(PathBuf::from("claude")).is_ok());
         let args = parse(&["--continue"]);
         let options = args.options(PathBuf::from("claude")).unwrap();
-        assert!(options.launch.continue_conversation);
+        assert!(options.launch().continue_conversation);
         let args = parse(&["--store", "ftp://nowhere/x"]);
         let error = args.options(PathBuf::from("claude")).unwrap_err();
         assert!(matches!(&error, CliError::Store(_)), "{error}");

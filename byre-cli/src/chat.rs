@@ -105,11 +105,10 @@ pub(crate) async fn chat(
                         continue;
                     };
                     lost |= close(&claude, &mut renderer).await;
-                    let mut base = args.base_options(program.clone())?;
-                    base.launch.model = model.clone();
+                    let mut base = args.base_options(program.clone(), model.as_deref())?;
                     if let Some(path) = &args.transcript {
                         forks += 1;
-                        base.transcript = Some(fork_transcript(path, forks));
+                        base = base.transcript(fork_transcript(path, forks));
                     }
                     let (options, new_id) = base.fork(&session, &at, args.working_dir()?);
                     match start(setup.apply(options), &mut interrupts).await? {

@@ -14,9 +14,7 @@ use byre_proto::{
     AssistantError, CliMessage, CliRequest, ContentBlock, Delta, MessageContent, ResultMessage,
     SystemMessage, ToolResultBlock,
 };
-use byre_session::{AssemblyEvent, BlockKind};
-use byre_session::{Event, ProtocolViolation};
-use byre_session::{TurnEvent, TurnOrigin};
+use byre_session::{AssemblyEvent, BlockKind, Event, ProtocolViolation, TurnEvent, TurnOrigin};
 
 use crate::answer::Held;
 use crate::args::Output;

@@ -1,6 +1,7 @@
 //! Requests from the CLI to the host (`can_use_tool`, `hook_callback`, `mcp_message`,
 //! `elicitation`, `request_user_dialog`) and the typed answers the host gives.
 
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::hooks::{HookInput, HookOutput};
@@ -229,6 +230,40 @@ pub fn check_answer_payload(
     })
 }
 
+/// A request the CLI sends the host that a program answers with a handler of its own, typed:
+/// its `subtype`, its answer, and how to take it out of a [`CliRequest`]. Hook callbacks and
+/// MCP messages are not among them: byre answers those through the hooks and MCP servers a
+/// program registers.
+pub trait CliRequestBody: Sized + Send + 'static {
+    /// The wire `subtype`.
+    const SUBTYPE: &'static str;
+    /// The success payload of the answer.
+    type Answer: Serialize + Send + 'static;
+    /// This request, when `request` is one.
+    fn from_request(request: CliRequest) -> Option<Self>;
+}
+
+macro_rules! cli_request_bodies {
+    ($($body:ident: $var:ident, $subtype:literal -> $answer:ty;)*) => {$(
+        impl CliRequestBody for $body {
+            const SUBTYPE: &'static str = $subtype;
+            type Answer = $answer;
+            fn from_request(request: CliRequest) -> Option<Self> {
+                match request {
+                    CliRequest::$var(body) => Some(body),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+
+cli_request_bodies! {
+    CanUseToolRequest: CanUseTool, "can_use_tool" -> PermissionResult;
+    ElicitationRequest: Elicitation, "elicitation" -> ElicitationResponse;
+    UserDialogRequest: RequestUserDialog, "request_user_dialog" -> UserDialogResponse;
+}
+
 impl AskUserQuestionInput {
     /// The input of a `can_use_tool` request, when it asks about `AskUserQuestion`.
     pub fn from_request(request: &CanUseToolRequest) -> Option<Result<Self, serde_json::Error>> {
@@ -251,5 +286,36 @@ impl CanUseToolRequest {
     /// The shell command, when the call is Bash's (its input's `command`).
     pub fn bash_command(&self) -> Option<&str> {
         crate::hooks::bash_command(&self.tool_name, &self.input)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A `control_request` body of this subtype, decoded as a [`CliRequest`].
+    fn request(subtype: &str, fields: Value) -> CliRequest {
+        let mut body = fields;
+        body["subtype"] = json!(subtype);
+        serde_json::from_value(body).unwrap()
+    }
+
+    /// Each typed body is taken out of the request of its own subtype and of no other.
+    fn takes_its_own<R: CliRequestBody>(fields: Value) {
+        let own = request(R::SUBTYPE, fields);
+        assert!(R::from_request(own).is_some(), "{}", R::SUBTYPE);
+        let other = request(
+            "hook_callback",
+            json!({"callback_id": "hook_0", "input": {}}),
+        );
+        assert!(R::from_request(other).is_none(), "{}", R::SUBTYPE);
+    }
+
+    #[test]
+    fn typed_bodies_match_their_subtype() {
+        takes_its_own::<CanUseToolRequest>(json!({"tool_name": "Bash", "input": {}}));
+        takes_its_own::<ElicitationRequest>(json!({"mcp_server_name": "s", "message": "m"}));
+        takes_its_own::<UserDialogRequest>(json!({"dialog_kind": "k"}));
     }
 }

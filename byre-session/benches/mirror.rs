@@ -15,9 +15,7 @@ use std::time::{Duration, Instant};
 
 use byre_proto::SessionKey;
 use byre_session::transport::store::{DirStore, MemoryStore, SessionStore};
-use byre_session::Claude;
-use byre_session::Event;
-use byre_session::MirrorFlush;
+use byre_session::{Claude, Event, MirrorFlush};
 use byre_testkit::corpus::CorpusStream;
 use futures::StreamExt;
 use serde_json::json;

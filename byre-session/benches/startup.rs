@@ -6,8 +6,7 @@
 use std::time::{Duration, Instant};
 
 use byre_proto::CliMessage;
-use byre_session::Event;
-use byre_session::{Claude, Events, Options, Pool};
+use byre_session::{Claude, Event, Events, Options, Pool};
 use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
 use futures::StreamExt;
 

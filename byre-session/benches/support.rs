@@ -13,8 +13,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, Throughput};
 
 use byre_proto::CliMessage;
-use byre_session::Event;
-use byre_session::{Claude, Options};
+use byre_session::{Claude, Event, Options};
 use byre_testkit::corpus::CorpusStream;
 use futures::StreamExt;
 
@@ -64,24 +63,21 @@ impl Drop for StreamFile {
 /// and waits for stdin to close.
 pub(crate) fn standin_options(standin: &Path, stream: Option<&Path>) -> Options {
     let mut options = Options::new();
-    options.launch.program = Some(standin.to_path_buf());
-    options.launch.extra_args.push(("initialize".into(), None));
+    options = options.program(standin.to_path_buf());
+    options = options.extra_arg("initialize", None);
     if let Some(stream) = stream {
         let path = stream.to_str().expect("a UTF-8 temporary path").to_owned();
-        options
-            .launch
-            .extra_args
-            .push(("stdout-file".into(), Some(path)));
+        options = options.extra_arg("stdout-file", Some(path));
     }
     // `BYRE_BENCH_NO_WATCHDOG=1`: without the watchdog process each local CLI gets, to
     // measure what it costs.
     if std::env::var_os("BYRE_BENCH_NO_WATCHDOG").is_some_and(|v| v == "1") {
-        options.process.watchdog = false;
+        options = options.watchdog(false);
     }
     // `BYRE_BENCH_NO_TAG=1`: without the tag, and so without the look through `/proc` for the
     // processes carrying it at each stop, to measure what it costs.
     if std::env::var_os("BYRE_BENCH_NO_TAG").is_some_and(|v| v == "1") {
-        options.process.tag_descendants = false;
+        options = options.tag_descendants(false);
     }
     options
 }

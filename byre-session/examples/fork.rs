@@ -4,9 +4,7 @@
 //! `cargo run -p byre-session --example fork`.
 
 use byre_session::proto::CliMessage;
-use byre_session::Event;
-use byre_session::StreamExt;
-use byre_session::{Claude, Options};
+use byre_session::{Claude, Event, Options, StreamExt};
 
 /// Runs one prompt and returns the uuid of the first assistant line and the result text.
 async fn turn(

@@ -4,9 +4,7 @@
 //! `cargo run -p byre-session --example hooks -- "clean up the temp files"`.
 
 use byre_session::proto::{CliMessage, HookEvent, HookInput, HookOutput};
-use byre_session::Event;
-use byre_session::StreamExt;
-use byre_session::{Claude, Options};
+use byre_session::{Claude, Event, Hook, Options, StreamExt};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -15,8 +13,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|| "List the files here.".into());
     let options = Options::new()
         .hook(
-            HookEvent::PRE_TOOL_USE,
-            Some("Bash"),
+            Hook::new(HookEvent::PRE_TOOL_USE).matcher("Bash"),
             |input, _tool_use_id| async move {
                 let command = match &input {
                     HookInput::PreToolUse(i) => i
@@ -33,7 +30,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 })
             },
         )
-        .hook(HookEvent::POST_TOOL_USE, None, |input, _| async move {
+        .hook(HookEvent::POST_TOOL_USE, |input, _| async move {
             eprintln!("[hook] used {}", input.tool_name().unwrap_or("?"));
             Ok(HookOutput::none())
         });

@@ -6,9 +6,7 @@
 use std::time::Duration;
 
 use byre_session::proto::{CliMessage, ContentBlock};
-use byre_session::Event;
-use byre_session::StreamExt;
-use byre_session::{Claude, Options};
+use byre_session::{Claude, Event, Options, StreamExt};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -6,9 +6,7 @@
 use std::io::Write;
 
 use byre_session::proto::{CliMessage, PermissionResult};
-use byre_session::Event;
-use byre_session::StreamExt;
-use byre_session::{Claude, Options};
+use byre_session::{Claude, Event, Options, StreamExt};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -6,9 +6,7 @@
 use std::sync::Arc;
 
 use byre_session::proto::CliMessage;
-use byre_session::Event;
-use byre_session::StreamExt;
-use byre_session::{Options, Pool};
+use byre_session::{Event, Options, Pool, StreamExt};
 use tokio::task::JoinSet;
 
 const JOBS: [&str; 6] = [

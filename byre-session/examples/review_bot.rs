@@ -46,7 +46,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .max_turns(8)
         .output_schema::<Verdict>()
         .serve_mcp(McpServer::tools("repo", [stats])?)
-        .hook_with(guard, |input, _| async move {
+        .hook(guard, |input, _| async move {
             Ok(match input.bash_command() {
                 Some(c) if c.contains("rm ") => HookOutput::deny_tool("no deleting in a review"),
                 _ => HookOutput::none(),

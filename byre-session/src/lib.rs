@@ -2,7 +2,7 @@
 //!
 //! Start a session with [`Claude::start`] and [`Options`], send prompts, read each turn's
 //! events and its typed outcome, and answer the CLI's requests with handlers: hooks
-//! ([`Options::hook_with`]), permission prompts ([`Options::can_use_tool`]) and in-process MCP
+//! ([`Options::hook`]), permission prompts ([`Options::can_use_tool`]) and in-process MCP
 //! tools ([`Tool`], [`Options::serve_mcp`]). Errors say whose fault they are ([`Error`],
 //! [`TurnError`]).
 //!

@@ -91,8 +91,7 @@ pub(crate) type Start =
 /// once. Tools appear to the model as `mcp__<server>__<tool>`.
 ///
 /// ```no_run
-/// use byre_session::{Claude, Options};
-/// use byre_session::{McpServer, Tool, ToolOutput};
+/// use byre_session::{Claude, McpServer, Options, Tool, ToolOutput};
 /// use byre_session::schemars::{self, JsonSchema};
 /// use serde::Deserialize;
 ///

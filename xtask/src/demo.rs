@@ -12,8 +12,7 @@ use std::ffi::OsString;
 
 use byre_proto::{HookEvent, HookOutput};
 use byre_session::schemars::{self, JsonSchema};
-use byre_session::Options;
-use byre_session::{McpServer, Tool, ToolOutput};
+use byre_session::{Hook, McpServer, Options, Tool, ToolOutput};
 use byre_testkit::{claude_bin, ClaudeEnv, FakeModel, Script};
 use serde_json::Value;
 
@@ -85,8 +84,7 @@ pub(crate) fn run() -> Result<bool, String> {
 /// The demo's additions to the session: the offline environment, the MCP server and the hook.
 fn demo_options(options: Options, env: &ClaudeEnv) -> Options {
     env.apply_options(options).serve_mcp(dictionary()).hook(
-        HookEvent::PRE_TOOL_USE,
-        Some("Bash"),
+        Hook::new(HookEvent::PRE_TOOL_USE).matcher("Bash"),
         |input, _id| async move {
             // A policy hook: any command may run but one that deletes files.
             let command = input

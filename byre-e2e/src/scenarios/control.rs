@@ -7,8 +7,7 @@ use byre_proto::{
     PermissionMode, ResultSubtype, SessionState, SetMaxThinkingTokensRequest, SetModelRequest,
     SetPermissionModeRequest, StreamEvent, SystemMessage, TaskStatus, TerminalReason,
 };
-use byre_session::Error;
-use byre_session::RequestFailure;
+use byre_session::{Error, RequestFailure};
 use serde_json::json;
 
 use crate::support::*;

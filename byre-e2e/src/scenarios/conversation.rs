@@ -332,7 +332,7 @@ async fn stop_hook_block(ctx: Ctx) -> Outcome {
     let calls = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&calls);
     // The driver registers the first hook as callback `hook_0`.
-    let options = cli_options(&ctx, &env).hook(HookEvent::STOP, None, move |_input, _tool_use| {
+    let options = cli_options(&ctx, &env).hook(HookEvent::STOP, move |_input, _tool_use| {
         let first = counter.fetch_add(1, Ordering::SeqCst) == 0;
         async move {
             Ok(if first {
@@ -418,8 +418,7 @@ async fn pretooluse_deny(ctx: Ctx) -> Outcome {
     let (model, env) = ctx.fake("pretooluse_deny").await?;
     // The driver registers the hook as callback `hook_0`.
     let options = cli_options(&ctx, &env).hook(
-        HookEvent::PRE_TOOL_USE,
-        Some("Bash"),
+        byre_session::Hook::new(HookEvent::PRE_TOOL_USE).matcher("Bash"),
         |_input, _tool_use| async { Ok(HookOutput::deny_tool(REASON)) },
     );
     let mut host = SessionHost::start(options, &env).await?;

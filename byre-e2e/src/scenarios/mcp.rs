@@ -384,7 +384,7 @@ async fn can_use_tool(ctx: Ctx) -> Outcome {
         };
         async move { Ok(answer) }
     });
-    options.launch.permission_mode = Some("default".into());
+    options = options.permission_mode("default");
     let mut host = SessionHost::start(options, &env).await?;
 
     host.send_user("please make two files")?;

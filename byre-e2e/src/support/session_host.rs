@@ -18,8 +18,7 @@ use std::time::Duration;
 use byre_proto::{
     CliMessage, ControlRequestBody, HostRequest, InitializeResponse, RawJson, UserMessage,
 };
-use byre_session::Event;
-use byre_session::{Claude, Error, Events, Options};
+use byre_session::{Claude, Error, Event, Events, Options};
 use byre_testkit::{read_transcript, ClaudeEnv, TranscriptLine};
 use futures::StreamExt;
 use tokio::time::Instant;
@@ -59,26 +58,23 @@ pub(crate) struct SessionExit {
 /// the transcript.
 pub(crate) fn cli_options(ctx: &Ctx, env: &ClaudeEnv) -> Options {
     let mut options = Options::new();
-    options.launch.program = Some(ctx.bin.clone());
-    options.launch.cwd = Some(env.cwd().to_path_buf());
+    options = options.program(ctx.bin.clone());
+    options = options.cwd(env.cwd().to_path_buf());
     // The environment removes inherited `CLAUDE_*` variables; byre sets its own entry point
     // first, which must stay.
-    options.launch.env_remove = env
-        .removed()
-        .iter()
-        .filter(|name| *name != "CLAUDE_CODE_ENTRYPOINT")
-        .cloned()
-        .collect();
-    options.launch.env = env
-        .vars()
-        .iter()
-        .map(|(name, value)| (name.into(), value.into()))
-        .collect();
-    options.request_timeout = Some(STEP);
+    for name in env.removed() {
+        if name != "CLAUDE_CODE_ENTRYPOINT" {
+            options = options.env_remove(name);
+        }
+    }
+    for (name, value) in env.vars() {
+        options = options.env(name, value);
+    }
+    options = options.request_timeout(STEP);
     // The scenarios run the CLI as the seed protocol launches it, every tool unasked (their
     // recordings and the drift check's comparisons assume it); a scenario that asks a
     // permission handler chooses its own mode.
-    options.launch.permission_mode = Some("bypassPermissions".into());
+    options = options.permission_mode("bypassPermissions");
     options
 }
 
@@ -138,9 +134,9 @@ impl SessionHost {
             .tempdir()
             .map_err(Failure::from_error)?;
         let transcript = scratch.path().join("transcript.jsonl");
-        options.transcript = Some(transcript.clone());
-        options.transcript_stream_events = true;
-        options.transcript_launch = true;
+        options = options.transcript(transcript.clone());
+        options = options.transcript_stream_events(true);
+        options = options.transcript_launch(true);
         let (claude, events) = Claude::spawn(options).await.map_err(Failure::from_error)?;
         Ok(SessionHost {
             claude,

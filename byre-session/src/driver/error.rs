@@ -231,7 +231,7 @@ pub enum UsageError {
     /// `mcp_message`).
     #[error(
         "a raw handler was given for {subtype}, which byre routes itself: register hooks with \
-         Options::hook_with and in-process MCP servers with Options::serve_mcp"
+         Options::hook and in-process MCP servers with Options::serve_mcp"
     )]
     ReservedSubtype {
         /// The subtype.

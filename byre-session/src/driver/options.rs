@@ -40,40 +40,40 @@ use serde_json::Value;
 #[derive(Clone, Default)]
 pub struct Options {
     /// How to launch the CLI (argv and environment).
-    pub launch: Launch,
+    pub(crate) launch: Launch,
     /// The initialize request (hooks are added from [`Options::hook`]).
-    pub initialize: InitializeRequest,
+    pub(crate) initialize: InitializeRequest,
     /// Process settings (stderr buffer, shutdown grace).
-    pub process: ProcessOptions,
+    pub(crate) process: ProcessOptions,
     /// The longest line accepted from the CLI; 64 MiB by default.
-    pub max_line: Option<usize>,
+    pub(crate) max_line: Option<usize>,
     /// Events buffered before reading from the CLI pauses; 256 by default. The stream hands
     /// them over in batches, so up to twice this many wait at once (the queue, and the batch
     /// the consumer took), plus the events of the batch of lines being handed over.
-    pub event_buffer: Option<usize>,
-    /// Writes a transcript here (see the module documentation).
-    pub transcript: Option<PathBuf>,
+    pub(crate) event_buffer: Option<usize>,
+    /// Writes a transcript here.
+    pub(crate) transcript: Option<PathBuf>,
     /// Keeps `stream_event` lines in the transcript (left out by default: they are most of its
     /// size).
-    pub transcript_stream_events: bool,
+    pub(crate) transcript_stream_events: bool,
     /// Starts the transcript with two notes: the command line that started the CLI (a
     /// wrapper's included) and its working directory. Off by default. With
     /// [`Delivery::Argv`](byre_transport::Delivery::Argv) the command line holds `--settings`
     /// and `--mcp-config`; the secrets the session knows of in them (the MCP servers' `env`
     /// and `headers`, the settings' `env`) are redacted in the note as everywhere else.
-    pub transcript_launch: bool,
+    pub(crate) transcript_launch: bool,
     /// How long `initialize` and other requests may take; 60 s by default.
-    pub request_timeout: Option<Duration>,
+    pub(crate) request_timeout: Option<Duration>,
     /// How long a handler may take to answer one of the CLI's requests (hook, permission
     /// prompt, MCP message, ...) before the CLI gets an error answer and the handler is
     /// stopped. No limit by default: a permission prompt may wait for a person.
-    pub handler_timeout: Option<Duration>,
+    pub(crate) handler_timeout: Option<Duration>,
     /// Starts with a CLI older than [`OLDEST_SUPPORTED_CLI`](crate::OLDEST_SUPPORTED_CLI)
     /// instead of failing with [`Error::UnsupportedCli`](crate::Error::UnsupportedCli). Off by
     /// default.
-    pub any_cli_version: bool,
+    pub(crate) any_cli_version: bool,
     /// Starts the CLI; a local child process ([`Local`](byre_transport::Local)) when `None`.
-    pub spawn: Option<Arc<dyn byre_transport::Spawn>>,
+    pub(crate) spawn: Option<Arc<dyn byre_transport::Spawn>>,
     pub(super) settings_file: Option<PathBuf>,
     pub(super) verbatim_prompts: bool,
     pub(super) skills: Option<super::settings::Skills>,
@@ -107,6 +107,12 @@ impl std::fmt::Debug for Options {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Options")
             .field("launch", &self.launch)
+            .field("process", &self.process)
+            .field("max_line", &self.max_line)
+            .field("event_buffer", &self.event_buffer)
+            .field("transcript", &self.transcript)
+            .field("request_timeout", &self.request_timeout)
+            .field("handler_timeout", &self.handler_timeout)
             .field("spawn", &self.spawn)
             .field("hooks", &self.hooks.len())
             .field("handlers", &self.handlers.keys().collect::<Vec<_>>())
@@ -120,27 +126,23 @@ impl Options {
         Self::default()
     }
 
-    /// Registers a hook handler for `event`, for tools matching `matcher` (all when `None`).
-    /// Callback ids are `hook_0`, `hook_1`, ... in registration order. A handler that fails,
-    /// panics or times out lets the action go on (the CLI's `onFailure: continue`); use
-    /// [`Options::hook_with`] and [`Hook::fail_closed`] for a hook that guards something.
-    pub fn hook<F, Fut>(self, event: HookEvent, matcher: Option<&str>, handler: F) -> Self
-    where
-        F: Fn(HookInput, Option<String>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<HookOutput, HandlerError>> + Send + 'static,
-    {
-        let mut hook = Hook::new(event);
-        hook.matcher = matcher.map(str::to_owned);
-        self.hook_with(hook, handler)
+    /// What the CLI is started with, as set so far: its program, arguments and environment
+    /// (for a test or a log; its `Debug` shows no secret).
+    pub fn launch(&self) -> &Launch {
+        &self.launch
     }
 
-    /// Registers a hook handler as `hook` describes it: its event, matcher, timeout and what
-    /// a failure means ([`Hook::fail_closed`]).
-    pub fn hook_with<F, Fut>(mut self, hook: Hook, handler: F) -> Self
+    /// Registers a hook handler: for every call of an event (`.hook(HookEvent::STOP, ..)`),
+    /// or as a [`Hook`] describes it (its matcher, timeout, and what a failure means,
+    /// [`Hook::fail_closed`]). Callback ids are `hook_0`, `hook_1`, ... in registration order.
+    /// A handler that fails, panics or times out lets the action go on (the CLI's `onFailure:
+    /// continue`) unless the hook fails closed, as one that guards something should.
+    pub fn hook<F, Fut>(mut self, hook: impl Into<Hook>, handler: F) -> Self
     where
         F: Fn(HookInput, Option<String>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<HookOutput, HandlerError>> + Send + 'static,
     {
+        let hook = hook.into();
         let handler = Arc::new(handler);
         let timeout = hook.timeout;
         // A failed guard of a tool call denies it with the reason, so the model reads why;
@@ -177,27 +179,58 @@ impl Options {
         self
     }
 
-    /// Answers `can_use_tool` (and starts the CLI with `--permission-prompt-tool stdio`).
-    pub fn can_use_tool<F, Fut>(mut self, handler: F) -> Self
+    /// Answers `can_use_tool`, the CLI's permission prompts (and starts the CLI with
+    /// `--permission-prompt-tool stdio`): [`Options::on_request`] for
+    /// [`CanUseToolRequest`](byre_proto::CanUseToolRequest).
+    pub fn can_use_tool<F, Fut>(self, handler: F) -> Self
     where
         F: Fn(byre_proto::CanUseToolRequest) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<byre_proto::PermissionResult, HandlerError>> + Send + 'static,
     {
+        self.on_request(handler)
+    }
+
+    /// Answers the CLI's requests of one kind with `handler`, typed: `R` is
+    /// [`CanUseToolRequest`](byre_proto::CanUseToolRequest) (permission prompts, as
+    /// [`Options::can_use_tool`]), [`ElicitationRequest`](byre_proto::ElicitationRequest) (an MCP
+    /// server asks the user to fill in a form or open a URL; declined without a handler) or
+    /// [`UserDialogRequest`](byre_proto::UserDialogRequest) (a dialog of a kind declared in
+    /// `initialize.supportedDialogKinds`; an error without a handler). A handler that fails
+    /// answers the CLI with its error. Hooks and in-process MCP servers have their own
+    /// registrations ([`Options::hook`], [`Options::serve_mcp`]); a subtype byre does not
+    /// model is answered by [`Options::raw_handler`].
+    ///
+    /// ```no_run
+    /// use byre_session::proto::{ElicitationRequest, ElicitationResponse};
+    /// use byre_session::Options;
+    ///
+    /// let options = Options::new().on_request(|request: ElicitationRequest| async move {
+    ///     eprintln!("{} asks: {}", request.mcp_server_name, request.message);
+    ///     Ok(ElicitationResponse::decline())
+    /// });
+    /// ```
+    pub fn on_request<R, F, Fut>(mut self, handler: F) -> Self
+    where
+        R: byre_proto::CliRequestBody,
+        F: Fn(R) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R::Answer, HandlerError>> + Send + 'static,
+    {
         let handler = Arc::new(handler);
         self.handlers.insert(
-            "can_use_tool",
+            R::SUBTYPE,
             Arc::new(move |request| {
                 let handler = handler.clone();
                 Box::pin(async move {
-                    let CliRequest::CanUseTool(request) = request else {
-                        return Err("not a can_use_tool request".to_owned());
-                    };
-                    let result = handler(request).await.map_err(|e| e.to_string())?;
-                    serde_json::to_value(result).map_err(|e| e.to_string())
+                    let request = R::from_request(request)
+                        .ok_or_else(|| format!("not a {} request", R::SUBTYPE))?;
+                    let answer = handler(request).await.map_err(|e| e.to_string())?;
+                    serde_json::to_value(answer).map_err(|e| e.to_string())
                 })
             }),
         );
-        self.launch.permission_prompt_tool = Some("stdio".into());
+        if R::SUBTYPE == <byre_proto::CanUseToolRequest as byre_proto::CliRequestBody>::SUBTYPE {
+            self.launch.permission_prompt_tool = Some("stdio".into());
+        }
         self
     }
 
@@ -235,53 +268,6 @@ impl Options {
         self
     }
 
-    /// Answers `elicitation` requests (an MCP server asks the user to fill in a form or open
-    /// a URL). Without a handler they are declined.
-    pub fn elicitation<F, Fut>(self, handler: F) -> Self
-    where
-        F: Fn(byre_proto::ElicitationRequest) -> Fut + Send + Sync + 'static,
-        Fut:
-            Future<Output = Result<byre_proto::ElicitationResponse, HandlerError>> + Send + 'static,
-    {
-        let handler = Arc::new(handler);
-        self.handler(
-            "elicitation",
-            Arc::new(move |request| {
-                let handler = handler.clone();
-                Box::pin(async move {
-                    let CliRequest::Elicitation(request) = request else {
-                        return Err("not an elicitation request".to_owned());
-                    };
-                    let answer = handler(request).await.map_err(|e| e.to_string())?;
-                    serde_json::to_value(answer).map_err(|e| e.to_string())
-                })
-            }),
-        )
-    }
-
-    /// Answers `request_user_dialog` requests (a dialog of a kind declared in
-    /// `initialize.supportedDialogKinds`). Without a handler they get an error.
-    pub fn user_dialog<F, Fut>(self, handler: F) -> Self
-    where
-        F: Fn(byre_proto::UserDialogRequest) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<byre_proto::UserDialogResponse, HandlerError>> + Send + 'static,
-    {
-        let handler = Arc::new(handler);
-        self.handler(
-            "request_user_dialog",
-            Arc::new(move |request| {
-                let handler = handler.clone();
-                Box::pin(async move {
-                    let CliRequest::RequestUserDialog(request) = request else {
-                        return Err("not a request_user_dialog request".to_owned());
-                    };
-                    let answer = handler(request).await.map_err(|e| e.to_string())?;
-                    serde_json::to_value(answer).map_err(|e| e.to_string())
-                })
-            }),
-        )
-    }
-
     /// Declares the in-process MCP server `name` (in `--mcp-config`, with `alwaysLoad` as given)
     /// whose `mcp_message` handler `factory` builds afresh for each session; it replaces an
     /// earlier one of the same name declared this way.
@@ -303,11 +289,12 @@ impl Options {
         self
     }
 
-    /// Answers another CLI request subtype (`elicitation`, `request_user_dialog`, or one a
-    /// newer CLI sends). Hooks (`hook_callback`) and in-process MCP (`mcp_message`) have their
-    /// own setters, [`Options::hook_with`] and [`Options::serve_mcp`]: a handler given here for
-    /// either fails the start with [`UsageError::ReservedSubtype`](crate::UsageError).
-    pub fn handler(mut self, subtype: &'static str, handler: RequestHandler) -> Self {
+    /// Answers a CLI request subtype byre does not model (one a newer CLI sends) with an
+    /// untyped handler; the ones byre models are typed with [`Options::on_request`]. Hooks
+    /// (`hook_callback`) and in-process MCP (`mcp_message`) have their own setters,
+    /// [`Options::hook`] and [`Options::serve_mcp`]: a handler given here for either fails
+    /// the start with [`UsageError::ReservedSubtype`](crate::UsageError).
+    pub fn raw_handler(mut self, subtype: &'static str, handler: RequestHandler) -> Self {
         self.handlers.insert(subtype, handler);
         self
     }
@@ -437,7 +424,8 @@ pub(super) fn route_questions(
 const EARLY: Duration = Duration::from_millis(250);
 
 /// A hook registration: the event, which tools it matches, how long it may take and what a
-/// failure means. `Hook::new(HookEvent::PreToolUse).matcher("Bash").fail_closed()`.
+/// failure means. `Hook::new(HookEvent::PRE_TOOL_USE).matcher("Bash").fail_closed()`; a bare
+/// [`HookEvent`] is a hook for every call of that event.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Hook {
@@ -445,6 +433,12 @@ pub struct Hook {
     pub(super) matcher: Option<String>,
     pub(super) timeout: Option<Duration>,
     pub(super) fail_closed: bool,
+}
+
+impl From<HookEvent> for Hook {
+    fn from(event: HookEvent) -> Self {
+        Hook::new(event)
+    }
 }
 
 impl Hook {

@@ -110,6 +110,45 @@ impl Options {
         self
     }
 
+    /// The name and email the CLI's git commits carry (`GIT_AUTHOR_*` and `GIT_COMMITTER_*`
+    /// in its environment).
+    pub fn git_identity(mut self, name: impl Into<String>, email: impl Into<String>) -> Self {
+        self.launch.identity = Some(byre_transport::GitIdentity {
+            name: name.into(),
+            email: email.into(),
+        });
+        self
+    }
+
+    /// Events buffered before reading from the CLI pauses; 256 by default. The stream hands
+    /// them over in batches, so up to twice this many wait at once (the queue, and the batch
+    /// the consumer took), plus the events of the batch of lines being handed over.
+    pub fn event_buffer(mut self, events: usize) -> Self {
+        self.event_buffer = Some(events);
+        self
+    }
+
+    /// How long the CLI may take to exit after SIGTERM before SIGKILL (5 s by default).
+    pub fn term_grace(mut self, grace: Duration) -> Self {
+        self.process.term_grace = grace;
+        self
+    }
+
+    /// Whether each local CLI gets a watchdog process that ends it (and what it started) when
+    /// the program itself dies, SIGKILL included; on by default.
+    pub fn watchdog(mut self, on: bool) -> Self {
+        self.process.watchdog = on;
+        self
+    }
+
+    /// Whether a local CLI and what it starts carry a tag in their environment, by which
+    /// stopping the CLI also ends, on Linux, the processes that left its process group; on by
+    /// default.
+    pub fn tag_descendants(mut self, on: bool) -> Self {
+        self.process.tag_descendants = on;
+        self
+    }
+
     /// Starts even with a CLI older than the oldest version byre supports
     /// ([`OLDEST_SUPPORTED_CLI`](crate::OLDEST_SUPPORTED_CLI)), which otherwise fails the
     /// start with [`Error::UnsupportedCli`](crate::Error::UnsupportedCli). What byre expects

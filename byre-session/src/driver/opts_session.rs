@@ -52,9 +52,27 @@ impl Options {
         self
     }
 
-    /// Starts a transcript with the CLI's argv and working directory (off by default).
+    /// Starts a transcript with two notes: the command line that started the CLI (a wrapper's
+    /// included) and its working directory. Off by default. With
+    /// [`Delivery::Argv`](byre_transport::Delivery::Argv) the command line holds `--settings`
+    /// and `--mcp-config`; the secrets the session knows of in them (the MCP servers' `env`
+    /// and `headers`, the settings' `env`) are redacted in the note as everywhere else.
     pub fn transcript_launch(mut self, record: bool) -> Self {
         self.transcript_launch = record;
+        self
+    }
+
+    /// Has the CLI write back each user message it takes from stdin
+    /// (`--replay-user-messages`), as a `user` line in its output.
+    pub fn replay_user_messages(mut self) -> Self {
+        self.launch.replay_user_messages = true;
+        self
+    }
+
+    /// Keeps `stream_event` lines in the transcript (left out by default: they are most of its
+    /// size).
+    pub fn transcript_stream_events(mut self, keep: bool) -> Self {
+        self.transcript_stream_events = keep;
         self
     }
 

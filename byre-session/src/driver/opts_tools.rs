@@ -142,8 +142,8 @@ impl Options {
         self
     }
 
-    /// The dialog kinds the host's [`Options::user_dialog`] handler can show
-    /// (`initialize.supportedDialogKinds`).
+    /// The dialog kinds the host's [`UserDialogRequest`](byre_proto::UserDialogRequest) handler
+    /// ([`Options::on_request`]) can show (`initialize.supportedDialogKinds`).
     pub fn supported_dialog_kinds<I, S>(mut self, kinds: I) -> Self
     where
         I: IntoIterator<Item = S>,

@@ -38,8 +38,7 @@ type Run = Arc<dyn Fn(Value) -> Pin<Box<dyn Future<Output = CallToolResult> + Se
 /// guide's `docs/mcp-tools.md` has a whole program.
 ///
 /// ```
-/// use byre_session::{McpServer, Tool, ToolOutput};
-/// use byre_session::Options;
+/// use byre_session::{McpServer, Options, Tool, ToolOutput};
 /// use byre_session::schemars::{self, JsonSchema};
 ///
 /// #[derive(serde::Deserialize, JsonSchema)]

@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 use byre_proto::{
     CliMessage, HookEvent, HookMatcher, HostMessage, HostRequest, InitializeRequest, UserMessage,
 };
-use byre_session::RequestId;
-use byre_session::{CallError, Event, ProtocolViolation, RequestFailure, Session, SessionConfig};
+use byre_session::{
+    CallError, Event, ProtocolViolation, RequestFailure, RequestId, Session, SessionConfig,
+};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 

@@ -7,8 +7,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use byre_proto::{CliMessage, CliRequest, HostMessage, HostRequest, InitializeRequest};
-use byre_session::RequestId;
-use byre_session::{CallError, Event, ProtocolViolation, RequestFailure, Session, SessionConfig};
+use byre_session::{
+    CallError, Event, ProtocolViolation, RequestFailure, RequestId, Session, SessionConfig,
+};
 use byre_testkit::{read_transcript, TranscriptLine};
 use serde_json::Value;
 

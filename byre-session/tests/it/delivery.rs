@@ -8,8 +8,7 @@ use std::sync::{Arc, Mutex};
 use byre_session::proto::CliMessage;
 use byre_session::proto::SystemMessage;
 use byre_session::transport::Delivery;
-use byre_session::McpServer;
-use byre_session::{Claude, Event, Options};
+use byre_session::{Claude, Event, McpServer, Options};
 use byre_testkit::{FakeModel, Reply, Rule, Script};
 use serde_json::json;
 
@@ -199,7 +198,7 @@ fn the_debug_of_options_shows_no_secret() {
                    "headers": {"Authorization": "Bearer hdr-5521"},
                    "env": {"BYRE_TOKEN": SECRET}}),
         );
-    let shown = format!("{options:?} {:?}", options.launch);
+    let shown = format!("{options:?} {:?}", options.launch());
     for secret in ["sk-ant-debug-7781", "hdr-5521", SECRET, "ed-9031"] {
         assert!(!shown.contains(secret), "{secret} in {shown}");
     }

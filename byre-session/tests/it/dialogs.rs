@@ -5,14 +5,14 @@
 
 use std::sync::{Arc, Mutex};
 
-use byre_proto::{AskUserQuestionInput, ElicitationResponse, PermissionResult};
+use byre_proto::{AskUserQuestionInput, ElicitationRequest, ElicitationResponse, PermissionResult};
 use byre_session::{Claude, Options};
 use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
 use serde_json::json;
 
 fn options(model: &FakeModel, mode: &str) -> (Options, ClaudeEnv) {
     let (mut options, env) = crate::support::options(model);
-    options.launch.permission_mode = Some(mode.into());
+    options = options.permission_mode(mode);
     (options, env)
 }
 
@@ -121,8 +121,8 @@ async fn asking() -> (FakeModel, Options, ClaudeEnv) {
     let model = FakeModel::start(script).await.unwrap();
     let (mut options, env) = options(&model, "bypassPermissions");
     let server = byre_testkit::mcp_stdio_bin().unwrap();
-    options.launch.mcp_servers.insert(
-        "asker".into(),
+    options = options.mcp_config(
+        "asker",
         json!({"type": "stdio", "command": server, "args": []}),
     );
     (model, options, env)
@@ -133,7 +133,7 @@ async fn an_mcp_servers_elicitation_reaches_the_handler_and_its_answer_goes_back
     let (model, options, _env) = asking().await;
     let asked = Arc::new(Mutex::new(Vec::new()));
     let seen = asked.clone();
-    let options = options.elicitation(move |request| {
+    let options = options.on_request(move |request: ElicitationRequest| {
         seen.lock().unwrap().push(request);
         async { Ok(ElicitationResponse::accept(json!({"answer": "Blue"}))) }
     });

@@ -7,8 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use byre_proto::{CliMessage, HookEvent, HookOutput, ResultSubtype, TerminalReason};
-use byre_session::{query, Claude, Error, Fault, Options};
-use byre_session::{Event, RequestFailure};
+use byre_session::{query, Claude, Error, Event, Fault, Hook, Options, RequestFailure};
 use byre_testkit::{
     read_transcript, FakeModel, Match, Reply, Rule, Script, TranscriptDir, TranscriptKind,
     TranscriptLine,
@@ -108,7 +107,7 @@ async fn a_stop_hook_blocks_once_and_the_turn_goes_on() {
     let (options, _env) = options(&model);
     let calls = Arc::new(AtomicUsize::new(0));
     let counter = calls.clone();
-    let options = options.hook(HookEvent::STOP, None, move |_input, _id| {
+    let options = options.hook(HookEvent::STOP, move |_input, _id| {
         let n = counter.fetch_add(1, Ordering::SeqCst);
         async move {
             Ok(if n == 0 {
@@ -179,18 +178,21 @@ async fn a_panicking_handler_is_answered_with_an_error_and_the_session_goes_on()
     let model = FakeModel::start(script).await.unwrap();
     let (mut options, env) = options(&model);
     let transcript = env.home().join("transcript.jsonl");
-    options.transcript = Some(transcript.clone());
+    options = options.transcript(transcript.clone());
     let calls = Arc::new(AtomicUsize::new(0));
     let counter = calls.clone();
-    let options = options.hook(HookEvent::PRE_TOOL_USE, Some("Bash"), move |_input, _id| {
-        counter.fetch_add(1, Ordering::SeqCst);
-        async move {
-            if true {
-                panic!("a bug in the host's hook");
+    let options = options.hook(
+        Hook::new(HookEvent::PRE_TOOL_USE).matcher("Bash"),
+        move |_input, _id| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if true {
+                    panic!("a bug in the host's hook");
+                }
+                Ok(HookOutput::none())
             }
-            Ok(HookOutput::none())
-        }
-    });
+        },
+    );
     let (claude, mut events) = Claude::start(options).await.unwrap();
     claude.send("run it").unwrap();
     let (_, result) = until_result(&mut events).await;
@@ -213,7 +215,7 @@ async fn a_slow_consumer_loses_nothing() {
     let script = Script::new().rule(Rule::any().reply(Reply::text(text.trim_end()).chunk_size(5)));
     let model = FakeModel::start(script).await.unwrap();
     let (mut options, _env) = options(&model);
-    options.event_buffer = Some(1);
+    options = options.event_buffer(1);
     let (claude, mut events) = Claude::start(options).await.unwrap();
     claude.send("talk a lot").unwrap();
     // Do not read for a while: the driver must wait, not drop.
@@ -306,7 +308,7 @@ async fn a_line_limit_below_the_initialize_answer_fails_the_start_at_once() {
     let model = FakeModel::start(Script::new()).await.unwrap();
     let (mut options, _env) = options(&model);
     // The initialize answer is several KiB long.
-    options.max_line = Some(1024);
+    options = options.max_line_bytes(1024);
     let err = tokio::time::timeout(Duration::from_secs(20), Claude::start(options))
         .await
         .expect("no wait for the initialize timeout")
@@ -321,7 +323,7 @@ async fn close_does_not_wait_for_a_consumer_that_stopped_reading() {
     let script = Script::new().rule(Rule::any().reply(Reply::text(text.trim_end())));
     let model = FakeModel::start(script).await.unwrap();
     let (mut options, _env) = options(&model);
-    options.event_buffer = Some(1);
+    options = options.event_buffer(1);
     let (claude, mut events) = Claude::start(options).await.unwrap();
     claude.send("talk").unwrap();
     model
@@ -348,10 +350,10 @@ async fn a_handler_that_never_answers_times_out_and_the_turn_goes_on() {
     let script = Script::new().rule(Rule::any().reply(Reply::text("Done.")));
     let model = FakeModel::start(script).await.unwrap();
     let (mut options, _env) = options(&model);
-    options.handler_timeout = Some(Duration::from_millis(500));
+    options = options.handler_timeout(Duration::from_millis(500));
     let started = Arc::new(AtomicUsize::new(0));
     let counter = started.clone();
-    let options = options.hook(HookEvent::STOP, None, move |_input, _id| {
+    let options = options.hook(HookEvent::STOP, move |_input, _id| {
         counter.fetch_add(1, Ordering::SeqCst);
         std::future::pending::<Result<HookOutput, byre_session::HandlerError>>()
     });
@@ -465,9 +467,9 @@ async fn ending_the_input_lets_the_turn_finish_and_the_cli_exit_by_itself() {
     let model = FakeModel::start(script).await.unwrap();
     let (mut options, env) = options(&model);
     let transcript = env.home().join("transcript.jsonl");
-    options.transcript = Some(transcript.clone());
-    options.transcript_stream_events = true;
-    options.transcript_launch = true;
+    options = options.transcript(transcript.clone());
+    options = options.transcript_stream_events(true);
+    options = options.transcript_launch(true);
     let (claude, mut events) = Claude::start(options).await.unwrap();
     claude.note("the prompt comes next").unwrap();
     claude.send("answer slowly please").unwrap();
@@ -533,10 +535,10 @@ async fn with_a_hook_registered_the_input_ends_only_when_the_run_is_idle() {
     let model = FakeModel::start(script).await.unwrap();
     let (mut options, env) = options(&model);
     let transcript = env.home().join("transcript.jsonl");
-    options.transcript = Some(transcript.clone());
+    options = options.transcript(transcript.clone());
     let hooked = Arc::new(AtomicUsize::new(0));
     let counter = hooked.clone();
-    let options = options.hook(HookEvent::POST_TOOL_USE, None, move |_input, _id| {
+    let options = options.hook(HookEvent::POST_TOOL_USE, move |_input, _id| {
         counter.fetch_add(1, Ordering::SeqCst);
         async { Ok(HookOutput::default()) }
     });
@@ -576,7 +578,7 @@ async fn raw_lines_are_written_as_they_are() {
     let model = FakeModel::start(script).await.unwrap();
     let (mut options, env) = options(&model);
     let transcript = env.home().join("transcript.jsonl");
-    options.transcript = Some(transcript.clone());
+    options = options.transcript(transcript.clone());
     let (claude, mut events) = Claude::start(options).await.unwrap();
     assert!(matches!(
         claude.send_raw("{}\n{}"),

@@ -25,8 +25,8 @@ fn open_fds() -> Vec<String> {
 
 fn hostile() -> Options {
     let mut options = Options::new();
-    options.launch.program = Some(byre_testkit::hostile_bin().expect("byre-hostile builds"));
-    options.process.exit_grace = Duration::from_secs(2);
+    options = options.program(byre_testkit::hostile_bin().expect("byre-hostile builds"));
+    options = options.exit_grace(Duration::from_secs(2));
     options
 }
 

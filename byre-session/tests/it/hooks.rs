@@ -7,11 +7,10 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use byre_proto::{
-    CliMessage, ElicitationResponse, HookEvent, HookInput, HookOutput, PermissionResult,
-    SystemMessage,
+    CliMessage, ElicitationRequest, ElicitationResponse, HookEvent, HookInput, HookOutput,
+    PermissionResult, SystemMessage,
 };
-use byre_session::Claude;
-use byre_session::Event;
+use byre_session::{Claude, Event};
 use byre_testkit::{FakeModel, Match, Reply, Rule, Script};
 use serde_json::json;
 
@@ -74,16 +73,16 @@ async fn hook_inputs_from_the_real_cli_are_fully_typed() {
         );
     let model = FakeModel::start(script).await.unwrap();
     let (mut options, _env) = options(&model);
-    options.launch.permission_mode = Some("default".into());
+    options = options.permission_mode("default");
     let server = byre_testkit::mcp_stdio_bin().unwrap();
-    options.launch.mcp_servers.insert(
-        "asker".into(),
+    options = options.mcp_config(
+        "asker",
         json!({"type": "stdio", "command": server, "args": []}),
     );
     let seen: Arc<Mutex<Vec<HookInput>>> = Arc::default();
     for event in EVENTS {
         let seen = seen.clone();
-        options = options.hook(event, None, move |input, _| {
+        options = options.hook(event, move |input, _| {
             seen.lock().unwrap().push(input);
             async { Ok(HookOutput::default()) }
         });
@@ -96,7 +95,9 @@ async fn hook_inputs_from_the_real_cli_are_fully_typed() {
                 PermissionResult::allow(request.input.clone())
             })
         })
-        .elicitation(|_| async { Ok(ElicitationResponse::accept(json!({"answer": "Blue"}))) });
+        .on_request(|_: ElicitationRequest| async {
+            Ok(ElicitationResponse::accept(json!({"answer": "Blue"})))
+        });
     let (claude, mut events) = Claude::start(options).await.unwrap();
     let result = turn(&claude, &mut events, "please run the tools").await;
     assert_eq!(result.result.as_deref(), Some("All done."));
@@ -190,7 +191,7 @@ async fn compact_calls_its_hooks_and_marks_the_boundary() {
         HookEvent::SESSION_START,
     ] {
         let seen = seen.clone();
-        options = options.hook(event, None, move |input, _| {
+        options = options.hook(event, move |input, _| {
             seen.lock().unwrap().push(input);
             async { Ok(HookOutput::default()) }
         });

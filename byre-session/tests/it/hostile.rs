@@ -5,22 +5,18 @@
 
 use std::time::{Duration, Instant};
 
-use byre_session::Event;
-use byre_session::{Claude, Error, Events, Options, TurnError};
+use byre_session::{Claude, Error, Event, Events, Options, TurnError};
 use futures::StreamExt;
 
 /// Options that start `byre-hostile` with `args` (`--mode` and its flags).
 fn hostile(args: &[(&str, &str)]) -> Options {
     let mut options = Options::new();
-    options.launch.program = Some(byre_testkit::hostile_bin().expect("byre-hostile builds"));
+    options = options.program(byre_testkit::hostile_bin().expect("byre-hostile builds"));
     for (flag, value) in args {
-        options
-            .launch
-            .extra_args
-            .push(((*flag).into(), Some((*value).into())));
+        options = options.extra_arg(*flag, Some((*value).into()));
     }
-    options.process.exit_grace = Duration::from_secs(2);
-    options.process.term_grace = Duration::from_secs(2);
+    options = options.exit_grace(Duration::from_secs(2));
+    options = options.term_grace(Duration::from_secs(2));
     options
 }
 
@@ -108,7 +104,7 @@ async fn a_cli_that_closes_its_stdin_ends_the_session_with_input_closed() {
     let dir = tempfile::tempdir().unwrap();
     let transcript = dir.path().join("transcript.jsonl");
     let mut options = hostile(&[("mode", "close-stdin")]);
-    options.transcript = Some(transcript.clone());
+    options = options.transcript(transcript.clone());
     let (claude, mut events) = Claude::start(options).await.expect("it starts");
     claude.send("are you there").unwrap();
     // Its stand-in runs for 10 minutes: an end within the limit is byre's doing.
@@ -159,7 +155,7 @@ async fn a_cli_that_closes_its_stdin_ends_the_session_with_input_closed() {
 async fn a_terminate_during_close_ends_the_grace_at_once() {
     // The CLI does not exit when its stdin ends: `close` would wait out its exit grace.
     let mut options = hostile(&[("mode", "linger")]);
-    options.process.exit_grace = Duration::from_secs(60);
+    options = options.exit_grace(Duration::from_secs(60));
     let (claude, mut events) = Claude::start(options).await.expect("it starts");
     claude.send("hi").unwrap();
     events.turn().finish().await.expect("a result");
@@ -222,8 +218,8 @@ async fn a_request_awaited_while_events_lie_unread_is_answered() {
         .await
         .unwrap();
     let (mut options, _env) = crate::support::options(&model);
-    options.event_buffer = Some(4);
-    options.request_timeout = Some(Duration::from_secs(8));
+    options = options.event_buffer(4);
+    options = options.request_timeout(Duration::from_secs(8));
     let (claude, mut events) = Claude::start(options).await.unwrap();
     claude.send("go").unwrap();
     // Until the stream is well under way (the queue is full long before), read nothing.

@@ -13,9 +13,7 @@ use byre_proto::{
     MessageContent, ResultSubtype, TerminalReason, ToolResultBlock,
 };
 use byre_session::schemars::{self, JsonSchema};
-use byre_session::Event;
-use byre_session::{Claude, Events};
-use byre_session::{McpServer, Tool, ToolOutput};
+use byre_session::{Claude, Event, Events, McpServer, Tool, ToolOutput};
 use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
 use futures::StreamExt;
 use serde::Deserialize;
@@ -312,7 +310,7 @@ async fn a_slow_tool_is_cancelled_by_an_interrupt() {
     let model = FakeModel::start(script).await.unwrap();
     let (mut options, env) = options(&model);
     let transcript = env.home().join("transcript.jsonl");
-    options.transcript = Some(transcript.clone());
+    options = options.transcript(transcript.clone());
     let started = Arc::new(AtomicBool::new(false));
     let dropped = Arc::new(AtomicBool::new(false));
     let (running, flag) = (started.clone(), dropped.clone());

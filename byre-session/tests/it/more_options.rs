@@ -333,12 +333,32 @@ fn a_typed_agent_definition_is_sent_as_the_cli_spells_it() {
     let options = Options::new()
         .agents(json!({"other": {"description": "d", "prompt": "p"}}))
         .agent_definition("reviewer", agent);
-    let agents = options.launch.agents.unwrap();
+    let agents = options.launch().agents.clone().unwrap();
     assert_eq!(agents["other"]["prompt"], "p");
     assert_eq!(
         agents["reviewer"],
         json!({"description": "Reviews a change", "prompt": "You review.", "tools": ["Read"], "maxTurns": 3})
     );
+}
+
+#[test]
+fn the_git_identity_and_replayed_user_messages_reach_the_command() {
+    let options = Options::new()
+        .git_identity("Review Bot", "bot@example.com")
+        .replay_user_messages();
+    let launch = options.launch();
+    assert!(launch.args().iter().any(|a| a == "--replay-user-messages"));
+    let env = launch.env_changes();
+    for (name, value) in [
+        ("GIT_AUTHOR_NAME", "Review Bot"),
+        ("GIT_COMMITTER_EMAIL", "bot@example.com"),
+    ] {
+        assert!(
+            env.iter()
+                .any(|(n, v)| n == name && v.as_deref() == Some(value.as_ref())),
+            "{name} in {env:?}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

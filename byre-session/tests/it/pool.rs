@@ -59,7 +59,7 @@ async fn a_pool_hands_out_started_sessions_and_starts_more() {
     let cwd = env.cwd().canonicalize().unwrap();
     let transcripts = env.home().join("transcripts");
     std::fs::create_dir_all(&transcripts).unwrap();
-    options.transcript = Some(transcripts.join("run.jsonl"));
+    options = options.transcript(transcripts.join("run.jsonl"));
     let pool = Pool::new(options, 2).unwrap();
     until("two sessions wait", || pool.waiting() == 2).await;
     assert_eq!(clis_in(&cwd).len(), 2);
@@ -127,9 +127,9 @@ async fn a_pool_refuses_options_that_fix_the_session_id() {
     let options = byre_session::Options::new().resume("0d1e8e5c-2b4e-4f7e-9a43-1c1f5d2b7e10");
     assert!(Pool::new(options, 2).is_err());
     let mut options = byre_session::Options::new();
-    options.launch.session_id = Some(byre_session::new_session_id());
+    options = options.session_id(byre_session::new_session_id());
     assert!(Pool::new(options, 2).is_err());
     let mut options = byre_session::Options::new();
-    options.launch.continue_conversation = true;
+    options = options.continue_conversation();
     assert!(Pool::new(options, 2).is_err());
 }

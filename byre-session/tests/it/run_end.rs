@@ -4,8 +4,7 @@
 //! the prompt's result, task still running; for a background subagent it stays `running`.
 
 use byre_session::proto::CliMessage;
-use byre_session::{Claude, Event};
-use byre_session::{TurnEvent, TurnOrigin};
+use byre_session::{Claude, Event, TurnEvent, TurnOrigin};
 use byre_testkit::{FakeModel, Script};
 
 use crate::support::*;

@@ -4,8 +4,7 @@
 use std::time::Duration;
 
 use byre_proto::{CliMessage, ResultMessage};
-use byre_session::Event;
-use byre_session::{Claude, Events, Options};
+use byre_session::{Claude, Event, Events, Options};
 use byre_testkit::{ClaudeEnv, FakeModel};
 use futures::StreamExt;
 

@@ -10,8 +10,7 @@ use std::time::Duration;
 use byre_session::proto::ResultSubtype;
 use byre_session::proto::{HookEvent, HookOutput, PermissionMode};
 use byre_session::transport::LaunchError;
-use byre_session::McpServer;
-use byre_session::{Claude, Error, Hook, Options, TurnError, UsageError};
+use byre_session::{Claude, Error, Hook, McpServer, Options, TurnError, UsageError};
 use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
 use serde::Deserialize;
 use serde_json::json;
@@ -138,7 +137,7 @@ async fn a_raw_handler_for_a_subtype_byre_routes_itself_is_refused() {
     for subtype in ["mcp_message", "hook_callback"] {
         let options = Options::new()
             .program("/nonexistent/claude")
-            .handler(subtype, Arc::new(|_| Box::pin(async { Ok(json!({})) })));
+            .raw_handler(subtype, Arc::new(|_| Box::pin(async { Ok(json!({})) })));
         let err = Claude::start(options).await.unwrap_err();
         assert!(
             matches!(&err, Error::Usage(UsageError::ReservedSubtype { subtype: s }) if s == subtype),
@@ -161,7 +160,7 @@ where
     // The hook is the only guard: the mode lets every tool run unasked.
     let options = options
         .permission_mode(PermissionMode::BYPASS_PERMISSIONS)
-        .hook_with(hook, move |_input, _id| handler());
+        .hook(hook, move |_input, _id| handler());
     let (claude, mut events) = Claude::start(options).await.unwrap();
     claude.send("make a file").unwrap();
     let output = events.turn().finish().await.unwrap();
@@ -499,7 +498,7 @@ async fn a_fail_closed_hook_needs_a_cli_that_supports_on_failure() {
     let old = stand_in(dir.path(), "{}");
     let options = Options::new()
         .program(&old)
-        .hook_with(guard(), |_, _| async { Ok(HookOutput::none()) });
+        .hook(guard(), |_, _| async { Ok(HookOutput::none()) });
     let err = Claude::start(options).await.unwrap_err();
     assert!(
         matches!(&err, Error::Usage(UsageError::OnFailureUnsupported { event }) if event == "PreToolUse"),
@@ -508,7 +507,7 @@ async fn a_fail_closed_hook_needs_a_cli_that_supports_on_failure() {
     // A hook that fails open works with it; one the CLI says it did not apply does not.
     let options = Options::new()
         .program(&old)
-        .hook(HookEvent::PRE_TOOL_USE, None, |_, _| async {
+        .hook(HookEvent::PRE_TOOL_USE, |_, _| async {
             Ok(HookOutput::none())
         });
     let (claude, _events) = Claude::start(options).await.unwrap();
@@ -519,7 +518,7 @@ async fn a_fail_closed_hook_needs_a_cli_that_supports_on_failure() {
     );
     let options = Options::new()
         .program(&refusing)
-        .hook_with(guard(), |_, _| async { Ok(HookOutput::none()) });
+        .hook(guard(), |_, _| async { Ok(HookOutput::none()) });
     let err = Claude::start(options).await.unwrap_err();
     assert!(
         matches!(&err, Error::Usage(UsageError::HooksNotApplied)),

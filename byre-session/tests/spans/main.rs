@@ -12,8 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use byre_proto::{CliMessage, HookEvent, HookOutput};
-use byre_session::Claude;
-use byre_session::Event;
+use byre_session::{Claude, Event};
 use byre_testkit::{FakeModel, Match, Reply, Rule, Script};
 use futures::StreamExt;
 use tracing::field::{Field, Visit};
@@ -101,7 +100,7 @@ async fn sessions_turns_and_control_requests_have_spans() {
     );
     let model = FakeModel::start(script).await.unwrap();
     let (options, _env) = support::options(&model);
-    let options = options.hook(HookEvent::STOP, None, |_input, _id| async {
+    let options = options.hook(HookEvent::STOP, |_input, _id| async {
         Ok(HookOutput::default())
     });
     let (claude, mut events) = Claude::start(options).await.unwrap();
