@@ -169,6 +169,18 @@ wire_struct! {
     }
 }
 
+impl ElicitationRequest {
+    /// Accepts with `content` (the form's fields).
+    pub fn accept(&self, content: Value) -> ElicitationResponse {
+        ElicitationResponse::accept(content)
+    }
+
+    /// Declines.
+    pub fn decline(&self) -> ElicitationResponse {
+        ElicitationResponse::decline()
+    }
+}
+
 impl ElicitationResponse {
     /// Declines.
     pub fn decline() -> Self {

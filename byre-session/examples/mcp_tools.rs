@@ -59,7 +59,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let add = Tool::new("add", "Add two integers.", |args: Add| async move {
         match args.a.checked_add(args.b) {
             Some(sum) => Ok(ToolOutput::text(sum.to_string())),
-            None => Err("the sum does not fit in 64 bits"),
+            None => Err("the sum does not fit in 64 bits".into()),
         }
     })?;
     let (_model, env) = fake_model().await?;

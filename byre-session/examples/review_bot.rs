@@ -34,7 +34,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let stats = Tool::new(
         "diff_stats",
         "Count the changed lines.",
-        |_: NoInput| async { Ok::<_, String>("1 line removed, 1 added") },
+        |_: NoInput| async { Ok("1 line removed, 1 added") },
     )?;
     let guard = Hook::new(HookEvent::PRE_TOOL_USE)
         .matcher("Bash")

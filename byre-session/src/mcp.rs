@@ -107,7 +107,7 @@ pub(crate) type Start =
 /// let add = Tool::new("add", "Add two numbers.", |args: Add| async move {
 ///     match args.a.checked_add(args.b) {
 ///         Some(sum) => Ok(ToolOutput::text(sum.to_string())),
-///         None => Err("the sum overflows"), // an isError result the model reads
+///         None => Err("the sum overflows".into()), // an isError result the model reads
 ///     }
 /// })?;
 /// let options = Options::new().serve_mcp(McpServer::tools("calc", [add])?);

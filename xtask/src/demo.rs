@@ -119,7 +119,7 @@ fn dictionary() -> McpServer {
                 "byre" => Ok(ToolOutput::text(
                     "byre: a cow shed (Scots and northern English)",
                 )),
-                word => Err(format!("no entry for {word}")),
+                word => Err(format!("no entry for {word}").into()),
             }
         },
     )

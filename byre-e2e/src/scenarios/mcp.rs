@@ -49,7 +49,7 @@ fn byre_server(calls: Arc<Mutex<Vec<Value>>>) -> Result<McpServer, Failure> {
                 .push(arguments.clone());
             let word = arguments.get("word").and_then(Value::as_str).unwrap_or("");
             let answer = if word == "missing" {
-                Err(format!("no entry for {word}"))
+                Err(format!("no entry for {word}").into())
             } else {
                 Ok(format!("{word}: a cow shed"))
             };

@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 use super::bridge::{Bridge, Outgoing, INVALID_REQUEST, MAX_RESTARTS, REQUEST_CANCELLED};
 use super::{McpError, McpServer, Start, Tool, ToolOutput, ToolServer};
 use crate::driver::Options;
+use crate::HandlerError;
 
 const STEP: Duration = Duration::from_secs(10);
 
@@ -36,7 +37,7 @@ fn lookup() -> Tool {
         |arguments: Value| async move {
             let word = arguments["word"].as_str().unwrap_or_default().to_owned();
             if word == "missing" {
-                Err(format!("no entry for {word}"))
+                Err(format!("no entry for {word}").into())
             } else {
                 Ok(format!("{word}: a cow shed"))
             }
@@ -189,7 +190,7 @@ fn slow(started: Arc<tokio::sync::Notify>, dropped: Arc<AtomicBool>) -> Tool {
         async move {
             tokio::time::sleep(Duration::from_secs(3600)).await;
             drop(guard);
-            Ok::<_, String>("done")
+            Ok::<_, HandlerError>("done")
         }
     })
     .unwrap()
@@ -551,7 +552,7 @@ fn add() -> Tool {
         args.a
             .checked_add(args.b)
             .map(|sum| ToolOutput::text(sum.to_string()))
-            .ok_or("the sum overflows")
+            .ok_or_else(|| "the sum overflows".into())
     })
     .unwrap()
 }
@@ -610,7 +611,7 @@ async fn every_tool_failure_is_a_result_the_model_reads() {
         if true {
             panic!("a bug in the tool");
         }
-        Ok::<_, String>("never")
+        Ok::<_, HandlerError>("never")
     })
     .unwrap();
     let panicked = panics.call(json!({})).await;
@@ -642,7 +643,7 @@ async fn outputs_carry_text_images_and_structured_content() {
     }
     let weather = Tool::new("weather", "The weather.", |city: City| async move {
         let output = ToolOutput::structured(&Weather { celsius: 21 }).map_err(|e| e.to_string())?;
-        Ok::<_, String>(output.and_text(format!("in {}", city.name)))
+        Ok::<_, HandlerError>(output.and_text(format!("in {}", city.name)))
     })
     .unwrap()
     .output_schema::<Weather>();
@@ -667,7 +668,7 @@ async fn outputs_carry_text_images_and_structured_content() {
 
 #[test]
 fn bad_definitions_are_typed_errors() {
-    let handler = |_: Value| async move { Ok::<_, String>("x") };
+    let handler = |_: Value| async move { Ok::<_, HandlerError>("x") };
     let err = Tool::with_schema("no spaces", "x", json!({"type": "object"}), handler).unwrap_err();
     assert!(
         matches!(err, McpError::BadName { what: "tool", .. }),
@@ -675,7 +676,12 @@ fn bad_definitions_are_typed_errors() {
     );
     let err = Tool::with_schema("t", "x", json!({"type": "string"}), handler).unwrap_err();
     assert!(matches!(err, McpError::InputSchema { .. }), "{err}");
-    let err = Tool::new("t", "x", |_: String| async move { Ok::<_, String>("x") }).unwrap_err();
+    let err = Tool::new(
+        "t",
+        "x",
+        |_: String| async move { Ok::<_, HandlerError>("x") },
+    )
+    .unwrap_err();
     assert!(matches!(err, McpError::InputSchema { .. }), "{err}");
     let err = ToolServer::new("byre", [add(), add()]).unwrap_err();
     assert_eq!(err, McpError::DuplicateTool("add".into()));

@@ -6,7 +6,7 @@
 //! that the model reads, never a JSON-RPC error: the handler's `Err`, arguments that do not
 //! decode into the input type, an unknown tool name, a handler that panics.
 
-use std::fmt::Display;
+use crate::HandlerError;
 use std::future::{ready, Future};
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
@@ -33,7 +33,8 @@ type Run = Arc<dyn Fn(Value) -> Pin<Box<dyn Future<Output = CallToolResult> + Se
 /// One tool: its MCP definition and its handler.
 ///
 /// The input type derives `serde::Deserialize` and [`JsonSchema`] (its doc comments become the
-/// schema's descriptions); the handler returns a [`ToolOutput`], or an error the model reads.
+/// schema's descriptions); the handler returns a [`ToolOutput`] (or a string), or a
+/// [`HandlerError`] the model reads (`Err("why".into())`, or `?` on any error).
 /// [`McpServer::tools`](crate::mcp::McpServer::tools) serves tools to the CLI in-process; the
 /// guide's `docs/mcp-tools.md` has a whole program.
 ///
@@ -42,7 +43,6 @@ type Run = Arc<dyn Fn(Value) -> Pin<Box<dyn Future<Output = CallToolResult> + Se
 /// use byre_session::schemars::{self, JsonSchema};
 ///
 /// #[derive(serde::Deserialize, JsonSchema)]
-/// #[schemars(crate = "byre_session::schemars")]
 /// struct Add {
 ///     /// The first number.
 ///     a: i64,
@@ -53,7 +53,7 @@ type Run = Arc<dyn Fn(Value) -> Pin<Box<dyn Future<Output = CallToolResult> + Se
 /// let add = Tool::new("add", "Add two integers.", |args: Add| async move {
 ///     match args.a.checked_add(args.b) {
 ///         Some(sum) => Ok(ToolOutput::text(sum.to_string())),
-///         None => Err("the sum does not fit in 64 bits"), // a result with isError: true
+///         None => Err("the sum does not fit in 64 bits".into()), // a result with isError: true
 ///     }
 /// })?;
 /// assert_eq!(add.name(), "add");
@@ -80,13 +80,12 @@ impl Tool {
     /// A tool whose input is `I`: its JSON schema is derived from `I` (as rmcp derives it: JSON
     /// Schema 2020-12, doc comments become descriptions) and the arguments are decoded into `I`
     /// before `handler` runs. `I` must be a struct (an object schema).
-    pub fn new<I, F, Fut, O, E>(name: &str, description: &str, handler: F) -> Result<Tool, McpError>
+    pub fn new<I, F, Fut, O>(name: &str, description: &str, handler: F) -> Result<Tool, McpError>
     where
         I: DeserializeOwned + JsonSchema + 'static,
         F: Fn(I) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<O, E>> + Send + 'static,
+        Fut: Future<Output = Result<O, HandlerError>> + Send + 'static,
         O: Into<ToolOutput>,
-        E: Display,
     {
         check_name("tool", name)?;
         let schema = rmcp::handler::server::tool::schema_for_input::<I>().map_err(|message| {
@@ -109,7 +108,7 @@ impl Tool {
 
     /// A tool with a hand-written JSON schema for its input (an object schema:
     /// `{"type": "object", ...}`), whose handler takes the arguments as JSON.
-    pub fn with_schema<F, Fut, O, E>(
+    pub fn with_schema<F, Fut, O>(
         name: &str,
         description: &str,
         input_schema: Value,
@@ -117,9 +116,8 @@ impl Tool {
     ) -> Result<Tool, McpError>
     where
         F: Fn(Value) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<O, E>> + Send + 'static,
+        Fut: Future<Output = Result<O, HandlerError>> + Send + 'static,
         O: Into<ToolOutput>,
-        E: Display,
     {
         check_name("tool", name)?;
         let schema = match input_schema {
@@ -178,13 +176,12 @@ impl Tool {
 }
 
 /// Runs a handler: its `Err` and its panics become error results.
-fn run_handler<Fut, O, E>(
+fn run_handler<Fut, O>(
     start: impl FnOnce() -> Fut,
 ) -> Pin<Box<dyn Future<Output = CallToolResult> + Send>>
 where
-    Fut: Future<Output = Result<O, E>> + Send + 'static,
+    Fut: Future<Output = Result<O, HandlerError>> + Send + 'static,
     O: Into<ToolOutput>,
-    E: Display,
 {
     let Ok(fut) = std::panic::catch_unwind(AssertUnwindSafe(start)) else {
         return Box::pin(ready(failure("the tool panicked".to_owned())));

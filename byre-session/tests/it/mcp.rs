@@ -13,7 +13,7 @@ use byre_proto::{
     MessageContent, ResultSubtype, TerminalReason, ToolResultBlock,
 };
 use byre_session::schemars::{self, JsonSchema};
-use byre_session::{Claude, Event, Events, McpServer, Tool, ToolOutput};
+use byre_session::{Claude, Event, Events, HandlerError, McpServer, Tool, ToolOutput};
 use byre_testkit::{ClaudeEnv, FakeModel, Match, Reply, Rule, Script};
 use futures::StreamExt;
 use serde::Deserialize;
@@ -118,7 +118,7 @@ pub(crate) fn lookup(calls: Arc<Mutex<Vec<String>>>) -> Tool {
             calls.lock().unwrap().push(args.word.clone());
             async move {
                 if args.word == "missing" {
-                    Err(format!("no entry for {}", args.word))
+                    Err(format!("no entry for {}", args.word).into())
                 } else {
                     Ok(format!("{}: a cow shed", args.word))
                 }
@@ -320,7 +320,7 @@ async fn a_slow_tool_is_cancelled_by_an_interrupt() {
         async move {
             tokio::time::sleep(Duration::from_secs(args.seconds)).await;
             drop(guard);
-            Ok::<_, String>(ToolOutput::text("waited"))
+            Ok::<_, HandlerError>(ToolOutput::text("waited"))
         }
     })
     .unwrap();
@@ -626,7 +626,7 @@ async fn images_and_structured_content_reach_the_model() {
     let (options, _env) = options(&model);
     let look = Tool::new("look", "Look at the sky.", |_: Lookup| async move {
         let output = ToolOutput::structured(&Weather { celsius: 21 }).map_err(|e| e.to_string())?;
-        Ok::<_, String>(output.and_image(PNG, "image/png"))
+        Ok::<_, HandlerError>(output.and_image(PNG, "image/png"))
     })
     .unwrap()
     .output_schema::<Weather>();
