@@ -46,6 +46,7 @@ mod opts_model;
 mod opts_process;
 mod opts_session;
 mod opts_tools;
+mod phase;
 mod pool;
 mod query;
 mod queue;

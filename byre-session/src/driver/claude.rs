@@ -20,6 +20,7 @@ use super::commands::{Command, Direct, McpHandlerFactory, Outbox, Ready, Shared}
 use super::error::{Error, UsageError};
 use super::handlers::HookHandler;
 use super::options::{launch_note, route_questions, Options};
+use super::phase::Phase;
 use super::run::Driver;
 use super::unwritten::{Backlog, StoreBacklog, Transcript};
 use super::{queue, reader};
@@ -266,6 +267,7 @@ impl Claude {
         }
         let driver = Driver {
             session,
+            phase: Phase::Running { exited: None },
             process: Some(process),
             reader: reader::Reader::spawn(stdout, max_line, keep_lines, budget),
             writer: Some(writer),

@@ -1,20 +1,17 @@
-//! The end of a session: the CLI's stdout ending (an exit, a crash, a closed output, or a
-//! process it started holding the pipe after it exited), the CLI closing its stdin while it
-//! runs, and the host closing the session (a `terminate` cuts a `close` short).
+//! The moves between a session's phases on its way to its end: the CLI's stdout ending (an
+//! exit, a crash, a closed output, or a process it started holding the pipe after it exited),
+//! the CLI closing its stdin while it runs, and the host closing the session (a `terminate`
+//! cuts a `close` short).
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use byre_transport::{CliProcess, ExitInfo, LaunchError, Stopped};
+use tokio::sync::oneshot;
 
-use super::commands::{Command, Direct};
-use super::error::Error;
-use super::error::NotWritten;
-use super::reader;
-use super::reader::{DRAIN_MAX, DRAIN_QUIET};
-use super::run::{child_exit, Driver};
+use super::error::{Error, NotWritten};
+use super::phase::{Drain, Phase, StopStep, Stopping, Then};
+use super::run::Driver;
 use super::unwritten::Transcript;
 use super::writer::Undelivered;
 
@@ -24,6 +21,135 @@ use super::writer::Undelivered;
 const EXITING_WITHIN: Duration = Duration::from_millis(200);
 
 impl Driver {
+    /// Starts stopping `process` (`now`: without the exit grace); `then` happens once it is
+    /// gone and its output read.
+    fn begin_stop(&mut self, mut process: CliProcess, now: bool, then: Then) {
+        let mut stop = Stopping {
+            waiting: None,
+            grace_over: Instant::now() + self.exit_grace,
+            under_way: None,
+            then,
+        };
+        if now || process.try_status().is_some() {
+            stop.under_way = Some(Box::pin(process.terminate()));
+        } else {
+            stop.waiting = Some(process);
+        }
+        self.phase = Phase::Stopping(Box::new(stop));
+    }
+
+    /// Ends the exit grace: the CLI is terminated now (nothing, once its stop is under way).
+    pub(super) fn escalate(&mut self) {
+        if let Phase::Stopping(stop) = &mut self.phase {
+            if let Some(process) = stop.waiting.take() {
+                stop.under_way = Some(Box::pin(process.terminate()));
+            }
+        }
+    }
+
+    /// The stop under way moved on: the CLI exited within its grace (its shutdown finishes
+    /// it), or the stop ended and what is left in the CLI's pipe is read next.
+    pub(super) fn on_stop_step(&mut self, step: StopStep) {
+        let Phase::Stopping(stop) = &mut self.phase else {
+            return;
+        };
+        match step {
+            StopStep::Exited => {
+                if let Some(process) = stop.waiting.take() {
+                    stop.under_way = Some(Box::pin(async move {
+                        let mut exit = process.shutdown().await?;
+                        exit.stopped = Stopped::Exited;
+                        Ok(exit)
+                    }));
+                }
+            }
+            StopStep::Stopped(exit) => {
+                let Phase::Stopping(stop) = std::mem::replace(&mut self.phase, Phase::Ended) else {
+                    return;
+                };
+                self.phase = Phase::Draining {
+                    exit,
+                    then: stop.then,
+                    drain: Drain::new(Instant::now()),
+                };
+            }
+        }
+    }
+
+    /// A `terminate` while the CLI is being stopped: it is stopped now.
+    pub(super) fn terminate_now(&mut self) {
+        if matches!(&self.phase, Phase::Stopping(stop) if stop.waiting.is_some()) {
+            self.note("terminated during the exit grace: stopping the CLI now");
+            self.escalate();
+        }
+    }
+
+    /// The drain after a stop is over (stdout ended, stayed quiet or was read long enough):
+    /// the session ends as its stop said. Returns whether the driver ends with it.
+    pub(super) async fn drained(&mut self) -> bool {
+        let Phase::Draining { exit, then, .. } = std::mem::replace(&mut self.phase, Phase::Ended)
+        else {
+            return false;
+        };
+        if !self.reader.is_done() {
+            self.note("stdout still open after the CLI exited: not read further");
+            self.reader.stop();
+        }
+        self.exited(exit.as_ref().cloned().map_err(|e| e.to_string()));
+        // A write may have failed while the CLI stopped (it exited with lines still queued).
+        if let Some(undelivered) = self.writer_task.try_failed() {
+            self.note_undelivered(&undelivered);
+        }
+        match then {
+            Then::OutputEnded { running } => {
+                let why = match &exit {
+                    Ok(info) => {
+                        let how = match info.stopped {
+                            Stopped::Terminated => " after SIGTERM",
+                            Stopped::Killed => " after SIGKILL",
+                            _ => "",
+                        };
+                        let stderr = info.stderr_tail.trim();
+                        if running {
+                            format!(
+                                "the CLI closed its output while still running; it was stopped \
+                                 ({}{how}); stderr: {stderr}",
+                                info.status
+                            )
+                        } else {
+                            format!("the CLI exited ({}); stderr: {stderr}", info.status)
+                        }
+                    }
+                    Err(e) => e.to_string(),
+                };
+                let result = self.exit.clone().ok_or_else(|| Error::Closed(why.clone()));
+                let result = self.end(&why, result).await;
+                self.answer_waiters(result);
+                false
+            }
+            Then::Closed(reply) => {
+                let result = exit.map_err(|e| Error::Closed(e.to_string()));
+                self.close_with(reply, result).await;
+                true
+            }
+            Then::InputClosed {
+                error,
+                not_delivered,
+            } => {
+                let error = Error::InputClosed {
+                    error: Arc::new(error),
+                    not_delivered,
+                    exit: exit.ok(),
+                };
+                self.shared.lock().expect("shared state").failure = Some(error.clone());
+                // The session's end is told to later calls by `ended_result`.
+                let result = self.end(&error.to_string(), Err(error.clone())).await;
+                self.answer_waiters(result);
+                false
+            }
+        }
+    }
+
     /// The CLI has exited: lets what is queued reach the store, reports what did not, and
     /// gives the stored session's lease back.
     pub(super) async fn finish_mirror(&mut self) {
@@ -41,7 +167,7 @@ impl Driver {
     /// The CLI's stdout ended (`held`: the CLI exited, but a process it started still holds
     /// its stdout open, so byre stopped reading): the CLI is stopped if it still runs, and the
     /// session ends with the reason.
-    pub(super) async fn on_exit(&mut self, held: bool) {
+    pub(super) async fn output_ended(&mut self, held: bool) {
         let Some(mut process) = self.process.take() else {
             return;
         };
@@ -49,67 +175,39 @@ impl Driver {
             true => "stdout still open after the CLI exited: a process it started holds it",
             false => "stdout closed",
         });
+        if held {
+            self.reader.stop();
+        }
         // Its stdin closes too (once what is queued is written), so a CLI that closed only its
         // output sees the end of its input at once.
         self.writer = None;
-        let running = process.try_status().is_none();
-        let why = if self.lines_read == 0 {
-            let error: LaunchError = process.exited_early().await;
-            if let LaunchError::ExitedEarly {
-                status,
-                stderr_tail,
-                ..
-            } = &error
-            {
-                self.exited(Ok(ExitInfo {
-                    status: *status,
-                    stopped: byre_transport::Stopped::AlreadyExited,
-                    stderr_tail: stderr_tail.clone(),
-                }));
-            }
-            // Nothing was read, so `initialize` cannot have been answered.
-            let why = error.to_string();
-            self.set_ready(Err(error.into()));
-            why
-        } else {
-            match &self.stop(process, false).await {
-                Ok(info) => {
-                    let how = match info.stopped {
-                        byre_transport::Stopped::Terminated => " after SIGTERM",
-                        byre_transport::Stopped::Killed => " after SIGKILL",
-                        _ => "",
-                    };
-                    let stderr = info.stderr_tail.trim();
-                    if running {
-                        format!(
-                            "the CLI closed its output while still running; it was stopped \
-                             ({}{how}); stderr: {stderr}",
-                            info.status
-                        )
-                    } else {
-                        format!("the CLI exited ({}); stderr: {stderr}", info.status)
-                    }
-                }
-                Err(e) => e.to_string(),
-            }
-        };
+        if self.lines_read > 0 {
+            let running = process.try_status().is_none();
+            self.begin_stop(process, false, Then::OutputEnded { running });
+            return;
+        }
+        let error: LaunchError = process.exited_early().await;
+        if let LaunchError::ExitedEarly {
+            status,
+            stderr_tail,
+            ..
+        } = &error
+        {
+            self.exited(Ok(ExitInfo {
+                status: *status,
+                stopped: Stopped::AlreadyExited,
+                stderr_tail: stderr_tail.clone(),
+            }));
+        }
+        // Nothing was read, so `initialize` cannot have been answered.
+        let why = error.to_string();
+        self.set_ready(Err(error.into()));
         if let Some(undelivered) = self.writer_task.try_failed() {
             self.note_undelivered(&undelivered);
         }
-        self.running.abort_all();
-        self.running_ids.clear();
-        self.session.handle_exit(why.clone());
-        self.shared.lock().expect("shared state").ended = Some(why.clone());
-        // An `initialize` still waiting fails as the core says.
-        self.settle().await;
-        self.finish_mirror().await;
-        self.flush_transcript();
         let result = self.exit.clone().ok_or_else(|| Error::Closed(why.clone()));
-        let result = self.with_losses(result);
-        for waiter in std::mem::take(&mut self.exit_waiters) {
-            // A caller that stopped waiting has nothing to be told.
-            let _ = waiter.send(result.clone());
-        }
+        let result = self.end(&why, result).await;
+        self.answer_waiters(result);
     }
 
     /// Records how the CLI ended: in the transcript, and for [`Claude::wait`].
@@ -117,8 +215,8 @@ impl Driver {
         match exit {
             Ok(info) => {
                 let how = match info.stopped {
-                    byre_transport::Stopped::Terminated => " (after SIGTERM)",
-                    byre_transport::Stopped::Killed => " (after SIGKILL)",
+                    Stopped::Terminated => " (after SIGTERM)",
+                    Stopped::Killed => " (after SIGKILL)",
                     _ => "",
                 };
                 self.note(&format!("exited: {}{how}", info.status));
@@ -142,60 +240,69 @@ impl Driver {
         }
     }
 
-    /// Stops the CLI (`now`: without the exit grace) and ends the session.
-    pub(super) async fn shutdown(&mut self, now: bool) -> Result<ExitInfo, Error> {
+    /// The host closes the session (`now`: without the exit grace; `reply`: the `close` that
+    /// waits). Returns whether the driver ends now (the CLI was gone already); else the CLI is
+    /// being stopped.
+    pub(super) async fn close(
+        &mut self,
+        reply: Option<oneshot::Sender<Result<ExitInfo, Error>>>,
+        now: bool,
+    ) -> bool {
         self.close_stdin().await;
-        let result = match self.process.take() {
-            Some(process) => self
-                .stop(process, now)
-                .await
-                .map_err(|e| Error::Closed(e.to_string())),
-            None => self.ended_base(),
-        };
-        // A write may have failed while the CLI stopped (it exited with lines still queued).
-        if let Some(undelivered) = self.writer_task.try_failed() {
-            self.note_undelivered(&undelivered);
+        match self.process.take() {
+            Some(process) => {
+                self.begin_stop(process, now, Then::Closed(reply));
+                false
+            }
+            None => {
+                let result = self.ended_base();
+                self.close_with(reply, result).await;
+                true
+            }
         }
+    }
+
+    /// Ends a session the host closed, with `result`, and tells the `close` that waits.
+    async fn close_with(
+        &mut self,
+        reply: Option<oneshot::Sender<Result<ExitInfo, Error>>>,
+        result: Result<ExitInfo, Error>,
+    ) {
         let result = self.end("closed by the host", result).await;
         // A consumer that stopped reading must not make `close` wait forever: the last events
         // go in over the queue's capacity.
         self.events.push_all(self.session.events_mut());
         self.seen = 0;
-        result
+        self.exit_waiters.extend(reply);
+        self.answer_waiters(result);
     }
 
     /// A write to the CLI's stdin failed: the lines not written are noted in the transcript.
     /// A CLI that is exiting (its stdin closes as it exits) then ends as any exit does. One that
     /// still runs has closed its input, so nothing sent to it can arrive: the session ends with
     /// [`Error::InputClosed`] and the CLI is stopped at once, its output read and delivered
-    /// meanwhile. Returns whether the session ended here.
-    pub(super) async fn input_closed(&mut self, undelivered: Undelivered) -> bool {
+    /// meanwhile.
+    pub(super) async fn input_closed(&mut self, undelivered: Undelivered) {
         self.writer = None;
         let not_delivered = self.note_undelivered(&undelivered);
         let Some(mut process) = self.process.take() else {
-            return false;
+            return;
         };
         let exiting = tokio::time::timeout(EXITING_WITHIN, process.wait()).await;
         if matches!(exiting, Ok(Ok(_))) {
             self.process = Some(process);
-            return false;
+            return;
         }
         let error = undelivered.error;
         tracing::warn!(%error, not_delivered, "the CLI closed its stdin while it ran");
         self.note(&format!(
             "the CLI closed its stdin while it ran ({error}): stopping it"
         ));
-        let exit = self.stop(process, true).await;
-        let error = Error::InputClosed {
-            error: Arc::new(error),
+        let then = Then::InputClosed {
+            error,
             not_delivered,
-            exit: exit.ok(),
         };
-        self.shared.lock().expect("shared state").failure = Some(error.clone());
-        // Its waiters are answered there; the session's end is told to later calls by
-        // `ended_result`.
-        let _ended = self.end(&error.to_string(), Err(error.clone())).await;
-        true
+        self.begin_stop(process, true, then);
     }
 
     /// Notes in the transcript each line a failed write left unwritten; returns how many.
@@ -253,157 +360,32 @@ impl Driver {
         })))
     }
 
-    /// Ends the session once the CLI is stopped: the core fails what still waits, the handle
-    /// learns `why` (unless it knows a reason already), what waits for the store gets there
-    /// (or is reported), the transcript is flushed, and every `close` and `wait` gets how it
-    /// ended: `result`, or [`Error::NotWritten`] holding it. Returns that.
+    /// Ends the session once the CLI is gone: handlers still running are cancelled, the core
+    /// fails what still waits, the handle learns `why` (unless it knows a reason already), what
+    /// waits for the store gets there (or is reported), and the transcript is flushed.
+    /// Returns how it ended: `result`, or [`Error::NotWritten`] holding it.
     async fn end(&mut self, why: &str, result: Result<ExitInfo, Error>) -> Result<ExitInfo, Error> {
+        self.phase = Phase::Ended;
+        self.running.abort_all();
+        self.running_ids.clear();
         self.session.handle_exit(why);
         self.shared
             .lock()
             .expect("shared state")
             .ended
             .get_or_insert_with(|| why.to_owned());
-        self.running.abort_all();
+        // An `initialize` still waiting fails as the core says.
         self.settle().await;
         self.finish_mirror().await;
         self.flush_transcript();
-        let result = self.with_losses(result);
+        self.with_losses(result)
+    }
+
+    /// Tells every `close` and `wait` how the session ended.
+    fn answer_waiters(&mut self, result: Result<ExitInfo, Error>) {
         for waiter in std::mem::take(&mut self.exit_waiters) {
-            // A caller that stopped waiting has nothing to be told.
+            // A caller that stopped waiting (a host stopped by a signal) has nothing to be told.
             let _ = waiter.send(result.clone());
         }
-        result
-    }
-
-    /// Stops the CLI: SIGTERM to its group after the exit grace (`now`: at once), SIGKILL
-    /// after the term grace. Meanwhile what it writes is read and delivered at the consumer's
-    /// pace, and the handle's commands are carried out: a `terminate` (the host itself being
-    /// stopped by a signal) ends the grace at once, and a `close` or `wait` gets the same end.
-    async fn stop(&mut self, mut process: CliProcess, now: bool) -> std::io::Result<ExitInfo> {
-        let grace_over = tokio::time::Instant::now() + self.exit_grace;
-        // The CLI during its exit grace; then the stop under way.
-        let mut waiting = None;
-        let mut stopping: Option<Stopping> = None;
-        if now || process.try_status().is_some() {
-            stopping = Some(Box::pin(process.terminate()));
-        } else {
-            waiting = Some(process);
-        }
-        let mut reading = true;
-        let mut commands_open = true;
-        let exit = loop {
-            // While the CLI exits, its lines reach the stream as fast as the consumer takes
-            // them, no faster: memory stays within the usual bounds. A consumer that stopped
-            // reading holds the CLI up, and the grace periods end it.
-            self.observe_events();
-            let (events, pending) = (&mut self.events, self.session.events_mut());
-            let has_event = !pending.is_empty();
-            let step = tokio::select! {
-                exit = stopped(&mut stopping) => break exit,
-                () = child_exit(&mut waiting) => Stop::Exited,
-                () = tokio::time::sleep_until(grace_over), if waiting.is_some() => Stop::GraceOver,
-                command = self.commands.recv(), if commands_open => Stop::Command(command),
-                lines = self.reader.next(), if reading && !has_event => Stop::Lines(lines),
-                pushed = std::future::poll_fn(|cx| events.poll_push(pending, cx)),
-                    if has_event => Stop::Pushed(pushed.is_ok()),
-            };
-            match step {
-                Stop::Exited => {
-                    // It exited by itself within the grace.
-                    if let Some(process) = waiting.take() {
-                        stopping = Some(Box::pin(async move {
-                            let mut exit = process.shutdown().await?;
-                            exit.stopped = Stopped::Exited;
-                            Ok(exit)
-                        }));
-                    }
-                }
-                Stop::GraceOver => escalate(&mut waiting, &mut stopping),
-                Stop::Command(Some(Command::Direct(Direct::Wait(reply)))) => {
-                    self.exit_waiters.push(reply)
-                }
-                Stop::Command(Some(command)) => {
-                    if let Some((reply, now)) = self.command(command).await {
-                        if now && waiting.is_some() {
-                            self.note("terminated during the exit grace: stopping the CLI now");
-                            escalate(&mut waiting, &mut stopping);
-                        }
-                        self.exit_waiters.push(reply);
-                    }
-                    // What it sent cannot be written (stdin is closed): the transcript says so.
-                    self.flush_transmit().await;
-                }
-                Stop::Command(None) => commands_open = false,
-                Stop::Lines(Some(lines)) => self.on_lines(lines),
-                Stop::Lines(None) => reading = false,
-                Stop::Pushed(delivered) => {
-                    if !delivered {
-                        // Nobody listens: what the CLI still writes is dropped.
-                        self.events.discard(self.session.events_mut());
-                    }
-                    self.seen = self.seen.min(self.session.events_mut().len());
-                }
-            }
-        };
-        // The CLI is gone: what is left in its pipe is read (at most the pipe's size and the
-        // reader's batches), for as long as it keeps coming, within bounds: a process it
-        // started may hold the pipe open.
-        let exited = Instant::now();
-        let mut last = exited;
-        while reading {
-            let until = (last + DRAIN_QUIET).min(exited + DRAIN_MAX);
-            let until = tokio::time::Instant::from_std(until);
-            match tokio::time::timeout_at(until, self.reader.next()).await {
-                Ok(Some(lines)) => {
-                    last = Instant::now();
-                    self.on_lines(lines);
-                    // Nobody listens: nothing is kept.
-                    if self.events.push_now(self.session.events_mut()).is_err() {
-                        self.events.discard(self.session.events_mut());
-                    }
-                    self.seen = self.seen.min(self.session.events_mut().len());
-                }
-                Ok(None) => reading = false,
-                Err(_) => {
-                    self.note("stdout still open after the CLI exited: not read further");
-                    self.reader.stop();
-                    reading = false;
-                }
-            }
-        }
-        self.exited(exit.as_ref().cloned().map_err(|e| e.to_string()));
-        exit
-    }
-}
-
-/// A stop under way: the process's own shutdown or termination.
-type Stopping = Pin<Box<dyn Future<Output = std::io::Result<ExitInfo>> + Send>>;
-
-/// What one turn of [`Driver::stop`]'s loop found (short-lived: its size does not matter).
-#[allow(clippy::large_enum_variant)]
-enum Stop {
-    /// The CLI exited within its exit grace.
-    Exited,
-    /// The exit grace is over.
-    GraceOver,
-    Command(Option<Command>),
-    Lines(Option<Vec<reader::Line>>),
-    /// Events went into the queue (`false`: nobody listens).
-    Pushed(bool),
-}
-
-/// Ends the exit grace: the CLI is terminated now (nothing, once its stop is under way).
-fn escalate(waiting: &mut Option<CliProcess>, stopping: &mut Option<Stopping>) {
-    if let Some(process) = waiting.take() {
-        *stopping = Some(Box::pin(process.terminate()));
-    }
-}
-
-/// Waits for the stop under way to end (never, while there is none).
-async fn stopped(stopping: &mut Option<Stopping>) -> std::io::Result<ExitInfo> {
-    match stopping {
-        Some(stopping) => stopping.await,
-        None => std::future::pending().await,
     }
 }

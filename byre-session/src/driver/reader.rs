@@ -69,6 +69,8 @@ pub(super) struct Reader {
     /// The decoder whose batch comes next.
     turn: usize,
     tasks: Vec<JoinHandle<()>>,
+    /// Whether stdout has ended (or reading was stopped): [`Reader::next`] gave `None`.
+    done: bool,
 }
 
 impl Reader {
@@ -103,15 +105,28 @@ impl Reader {
             decoded,
             turn: 0,
             tasks,
+            done: false,
         }
     }
 
     /// The next batch. Cancel-safe (a batch not taken stays in its channel), so it may be
     /// raced in `select!`.
     pub(super) async fn next(&mut self) -> Option<Vec<Line>> {
-        let batch = self.decoded.get_mut(self.turn)?.recv().await?;
+        let batch = match self.decoded.get_mut(self.turn) {
+            Some(decoded) => decoded.recv().await,
+            None => None,
+        };
+        let Some(batch) = batch else {
+            self.done = true;
+            return None;
+        };
         self.turn = (self.turn + 1) % self.decoded.len();
         Some(batch)
+    }
+
+    /// Whether stdout has ended, or reading was stopped.
+    pub(super) fn is_done(&self) -> bool {
+        self.done
     }
 }
 
@@ -123,6 +138,7 @@ impl Reader {
         }
         self.decoded.clear();
         self.turn = 0;
+        self.done = true;
     }
 }
 

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use byre_proto::{CliRequest, HostMessage, HostRequest, RawJson};
 use byre_transport::{CliProcess, ExitInfo, Frame};
+use futures::FutureExt;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
@@ -16,7 +17,7 @@ use tokio::task::JoinSet;
 use super::commands::{Command, Direct, Outbox, Ready, Shared};
 use super::error::Error;
 use super::handlers::{HookHandler, RequestHandler};
-use super::reader::{DRAIN_MAX, DRAIN_QUIET};
+use super::phase::{Drain, Phase, StopStep};
 use super::unwritten::Transcript;
 use super::{queue, reader};
 use crate::correlation::RequestId;
@@ -28,7 +29,7 @@ use crate::turns::TurnEvent;
 
 /// What one turn of the driver loop found (a short-lived value: its size does not matter).
 #[allow(clippy::large_enum_variant)]
-pub(super) enum Step {
+enum Step {
     Lines(Option<Vec<reader::Line>>),
     Delivered,
     NoListener,
@@ -39,6 +40,8 @@ pub(super) enum Step {
     Exited,
     /// A write to the CLI's stdin failed.
     InputClosed(super::writer::Undelivered),
+    /// The stop under way moved on.
+    Stop(StopStep),
     Timeout,
 }
 
@@ -57,6 +60,9 @@ pub(super) struct Waiter {
 
 pub(super) struct Driver {
     pub(super) session: Session<Waiter>,
+    /// Where the session is on its way to its end.
+    pub(super) phase: Phase,
+    /// The CLI while it runs (a stop under way holds it in [`Phase::Stopping`]).
     pub(super) process: Option<CliProcess>,
     pub(super) reader: reader::Reader,
     /// The CLI's stdin, while it is open.
@@ -112,13 +118,16 @@ impl Driver {
         }
     }
 
+    /// The driver loop: every source the session waits on, in one `select!`, whatever its
+    /// phase; the phase says which sources are live and what each step means.
     pub(super) async fn run(mut self) {
-        let mut stdout_open = true;
-        // When the CLI was seen to exit, and when the last lines came.
-        let mut exited_at: Option<Instant> = None;
-        let mut last_lines = Instant::now();
         loop {
-            self.settle().await;
+            if self.phase.is_running() || matches!(self.phase, Phase::Ended) {
+                self.settle().await;
+            } else {
+                // While the CLI stops, its requests are not served: they are failed at the end.
+                self.observe_events();
+            }
             let pending = self.session.events_mut();
             if self.events.push_now(pending).is_err() {
                 // Nobody listens: keep running for the handle's sake, drop events.
@@ -126,21 +135,37 @@ impl Driver {
             }
             self.seen = self.seen.min(self.session.events_mut().len());
             let has_event = !self.session.events_mut().is_empty();
-            if !stdout_open && self.process.is_none() && !has_event && !self.events.is_closed() {
+            let ended = matches!(self.phase, Phase::Ended);
+            if ended && !has_event && !self.events.is_closed() {
                 // The CLI has exited and every event is handed over: the stream ends after it.
                 self.events.close();
             }
-            // Read from the CLI only when every event so far has been handed over, or while a
-            // request awaits its answer (within the byte budget: the reader stops there).
-            let can_read = stdout_open && (!has_event || self.session.awaits_answers());
-            // Once the CLI has exited, stdout is read until it ends or stays quiet.
-            let drain = exited_at
-                .filter(|_| can_read)
-                .map(|at| (at.max(last_lines) + DRAIN_QUIET).min(at + DRAIN_MAX));
-            let deadline = match (self.session.poll_timeout(), drain) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
+            let reading = !self.reader.is_done();
+            let can_read = match self.phase {
+                // Only when every event so far has been handed over, or while a request awaits
+                // its answer (within the byte budget: the reader stops there).
+                Phase::Running { .. } => reading && (!has_event || self.session.awaits_answers()),
+                // At the consumer's pace: memory stays within the usual bounds, and a consumer
+                // that stopped reading holds the CLI up until the grace periods end it.
+                Phase::Stopping(_) => reading && !has_event,
+                // Within the drain's bounds, whatever the consumer does.
+                Phase::Draining { .. } => reading,
+                Phase::Ended => false,
             };
+            if let Some(drain) = self.phase.drain_mut() {
+                drain.reading(can_read || !reading, Instant::now());
+            }
+            let running = self.phase.is_running();
+            // After an end, the handle's commands are carried out until it goes away.
+            let commands = running || ended || !self.commands_gone();
+            let watch_exit = matches!(self.phase, Phase::Running { exited: None });
+            let deadline = [
+                running.then(|| self.session.poll_timeout()).flatten(),
+                self.phase.deadline(),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
             let sleep = async {
                 match deadline {
                     Some(at) => tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await,
@@ -156,68 +181,111 @@ impl Driver {
                         Err(_) => Step::NoListener,
                     }
                 }
-                command = self.commands.recv() => Step::Command(command),
-                Some(done) = self.running.join_next(), if !self.running.is_empty() => {
+                command = self.commands.recv(), if commands => Step::Command(command),
+                Some(done) = self.running.join_next(), if running && !self.running.is_empty() => {
                     Step::Handled(done)
                 }
-                Some(failed) = mirror_failure(&mut self.store) => Step::MirrorFailed(failed),
-                () = child_exit(&mut self.process), if exited_at.is_none() => Step::Exited,
-                undelivered = self.writer_task.failed() => Step::InputClosed(undelivered),
+                Some(failed) = mirror_failure(&mut self.store), if running => {
+                    Step::MirrorFailed(failed)
+                }
+                () = child_exit(&mut self.process), if watch_exit => Step::Exited,
+                undelivered = self.writer_task.failed(), if running => Step::InputClosed(undelivered),
+                step = self.phase.stop_step() => Step::Stop(step),
                 () = sleep => Step::Timeout,
             };
-            match step {
-                Step::Lines(Some(lines)) => {
-                    last_lines = Instant::now();
-                    self.on_lines(lines)
-                }
-                Step::Lines(None) => {
-                    stdout_open = false;
-                    self.on_exit(false).await;
-                }
-                Step::Exited => {
-                    exited_at = Some(Instant::now());
-                    self.note("the CLI exited; reading the rest of its output");
-                }
-                Step::InputClosed(undelivered) => {
-                    if self.input_closed(undelivered).await {
-                        // The CLI is stopped and its output read.
-                        stdout_open = false;
+            if self.step(step).await {
+                return;
+            }
+        }
+    }
+
+    /// Carries out one step of the loop; returns whether the driver ends.
+    async fn step(&mut self, step: Step) -> bool {
+        match step {
+            Step::Lines(Some(lines)) => self.on_lines(lines),
+            Step::Lines(None) => match self.phase {
+                Phase::Running { .. } => self.output_ended(false).await,
+                Phase::Draining { .. } => return self.drained().await,
+                _ => {}
+            },
+            Step::Exited => {
+                self.phase = Phase::Running {
+                    exited: Some(Drain::new(Instant::now())),
+                };
+                self.note("the CLI exited; reading the rest of its output");
+            }
+            Step::InputClosed(undelivered) => self.input_closed(undelivered).await,
+            Step::Timeout => {
+                let now = Instant::now();
+                let over = self.phase.deadline().is_some_and(|at| now >= at);
+                if over && self.phase.drain().is_some() {
+                    // Lines that came as the clock ran out are read first.
+                    if let Some(Some(lines)) = self.reader.next().now_or_never() {
+                        self.on_lines(lines);
+                        return false;
                     }
                 }
-                Step::Timeout if drain.is_some_and(|at| Instant::now() >= at) => {
+                match self.phase {
                     // The CLI is gone but its stdout is still open: something it started
                     // holds it. What the CLI wrote has been read.
-                    stdout_open = false;
-                    self.reader.stop();
-                    self.on_exit(true).await;
-                }
-                Step::Delivered => self.seen = self.seen.min(self.session.events_mut().len()),
-                Step::NoListener => self.events.discard(self.session.events_mut()),
-                Step::Command(Some(command)) => {
-                    if let Some((reply, now)) = self.command(command).await {
-                        // The caller may be gone (a host stopped by a signal): nothing to tell.
-                        let _ = reply.send(self.shutdown(now).await);
-                        return;
+                    Phase::Running { exited: Some(_) } if over => {
+                        self.output_ended(!self.reader.is_done()).await
                     }
+                    Phase::Running { .. } => self.session.handle_timeout(now),
+                    Phase::Stopping(_) if over => self.escalate(),
+                    Phase::Draining { .. } if over => return self.drained().await,
+                    _ => {}
                 }
-                Step::Command(None) => {
-                    let _ = self.shutdown(false).await;
-                    return;
-                }
-                Step::Handled(done) => self.handled(done),
-                Step::MirrorFailed((key, entries, why)) => {
-                    self.session.mirror_failed(key, entries, why)
-                }
-                Step::Timeout => self.session.handle_timeout(Instant::now()),
             }
-            if !stdout_open && self.process.is_none() && self.commands.is_closed() {
-                // Keep serving commands (they fail with Closed) until the handle goes away.
-                self.settle().await;
-                if self.session.events_mut().is_empty() {
-                    return;
+            Step::Stop(step) => self.on_stop_step(step),
+            Step::Delivered => self.seen = self.seen.min(self.session.events_mut().len()),
+            Step::NoListener => self.events.discard(self.session.events_mut()),
+            Step::Command(Some(command)) => return self.on_command(command).await,
+            Step::Command(None) => match self.phase {
+                Phase::Running { .. } => return self.close(None, false).await,
+                Phase::Ended => {
+                    self.events.push_all(self.session.events_mut());
+                    return true;
+                }
+                // The stop goes on without the handle.
+                _ => {}
+            },
+            Step::Handled(done) => self.handled(done),
+            Step::MirrorFailed((key, entries, why)) => {
+                self.session.mirror_failed(key, entries, why)
+            }
+        }
+        false
+    }
+
+    /// Carries out a command from the handle; returns whether the driver ends (a `close`
+    /// after the CLI was gone).
+    async fn on_command(&mut self, command: Command) -> bool {
+        let stopping = matches!(self.phase, Phase::Stopping(_) | Phase::Draining { .. });
+        match command {
+            Command::Direct(Direct::Wait(reply)) if stopping => self.exit_waiters.push(reply),
+            command if stopping => {
+                if let Some((reply, now)) = self.command(command).await {
+                    if now {
+                        self.terminate_now();
+                    }
+                    self.exit_waiters.push(reply);
+                }
+                // What it sent cannot be written (stdin is closed): the transcript says so.
+                self.flush_transmit().await;
+            }
+            command => {
+                if let Some((reply, now)) = self.command(command).await {
+                    return self.close(Some(reply), now).await;
                 }
             }
         }
+        false
+    }
+
+    /// Whether every handle has gone and every command it sent was taken.
+    fn commands_gone(&self) -> bool {
+        self.commands.is_closed() && self.commands.is_empty()
     }
 
     /// Carries out a command from the handle, but `Close`, which it gives back: the caller
@@ -461,6 +529,9 @@ impl Driver {
     /// Takes a batch of lines read together (one clock reading serves them all).
     pub(super) fn on_lines(&mut self, lines: Vec<reader::Line>) {
         let now = Instant::now();
+        if let Some(drain) = self.phase.drain_mut() {
+            drain.lines(now);
+        }
         for line in lines {
             self.on_line(now, line);
         }

@@ -1,7 +1,8 @@
 //! The driver against CLIs that misbehave on purpose (byre-testkit's `byre-hostile`): a crash
 //! mid-turn while a process it started holds stdout, a CLI that closes its stdout or its stdin,
 //! one that does not exit when its stdin ends (a terminate cuts the close's grace short), one
-//! that stops reading stdin while its stdout is full, a lone surrogate in a result.
+//! that stops reading stdin while its stdout is full, a lone surrogate in a result, and what an
+//! exited CLI left in its pipe while the program was slow to read.
 
 use std::time::{Duration, Instant};
 
@@ -201,6 +202,29 @@ async fn a_cli_that_stops_reading_stdin_while_its_stdout_is_full_does_not_stall_
         .await
         .expect("close returns")
         .expect("it exits");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_an_exited_cli_left_unread_reaches_a_slow_consumer() {
+    // When its stdin ends it writes 300 messages and exits; they wait in byre's pipeline and
+    // the pipe while the program does not read, for longer than byre reads an exited CLI's
+    // pipe (2 s): that time is the program's, not the pipe's, and no line is left behind.
+    let options = hostile(&[("mode", "flood-on-eof"), ("lines", "300"), ("size", "1000")]);
+    let (claude, mut events) = Claude::start(options).await.expect("it starts");
+    claude.send("hello").unwrap();
+    claude.end_input().unwrap();
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let all = all_events(&mut events, Duration::from_secs(20)).await;
+    let messages = all
+        .iter()
+        .filter(|e| matches!(e, Event::Message(byre_proto::CliMessage::Assistant(_))))
+        .count();
+    assert_eq!(
+        messages, 300,
+        "every message the CLI wrote before it exited"
+    );
+    let exit = claude.wait().await.expect("how it ended");
+    assert_eq!(exit.status.code(), Some(0));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
