@@ -42,6 +42,9 @@ wire_struct! {
         "request_id" request_id: req String,
         /// What is asked.
         "request" request: req CliRequest,
+        /// Set when the CLI wrote its pending output before this request (CLI 2.1.337 and
+        /// later).
+        "flush" flush: opt bool,
     }
 }
 

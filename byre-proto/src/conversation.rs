@@ -106,6 +106,8 @@ wire_struct! {
         "tool_use_result" tool_use_result: any Value,
         /// Permission decisions behind each tool result.
         "tool_result_meta" tool_result_meta: opt Vec<ToolResultMeta>,
+        /// The slash command whose output this message carries (CLI 2.1.337 and later).
+        "local_command_run" local_command_run: opt LocalCommandRun,
         /// Queue priority of a host message.
         "priority" priority: opt Priority,
         /// Who produced it.
@@ -168,6 +170,7 @@ impl UserMessage {
             is_replay: None,
             tool_use_result: None,
             tool_result_meta: None,
+            local_command_run: None,
             priority: None,
             origin: None,
             should_query: None,
@@ -200,6 +203,18 @@ wire_struct! {
         "permission_decision" permission_decision: opt PermissionDecision,
         /// Why the tool did not run (`user-rejected`, ...).
         "non_execution_kind" non_execution_kind: opt String,
+        /// Who refused the call (`hook`; CLI 2.1.337 and later).
+        "refused_by" refused_by: opt String,
+    }
+}
+
+wire_struct! {
+    /// A slash command the CLI ran locally.
+    pub struct LocalCommandRun {
+        /// The command, without the slash (`model`).
+        "command" command: opt String,
+        /// Its arguments as typed.
+        "args" args: opt String,
     }
 }
 
@@ -272,6 +287,8 @@ wire_struct! {
         "origin" origin: opt Origin,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
         /// Results so far in this process, from 0.
         "result_index" result_index: opt u64,
         /// Queued turns.
@@ -437,5 +454,8 @@ wire_struct! {
         "tool_use_id" tool_use_id: opt String,
         /// The input it was called with.
         "tool_input" tool_input: any Value,
+        /// Set when auto mode refused the call without a safety check (it was not judged
+        /// unsafe): `no_check_in_session` or `no_verdict`.
+        "auto_mode_unchecked" auto_mode_unchecked: opt String,
     }
 }

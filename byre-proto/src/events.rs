@@ -34,6 +34,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 
@@ -61,6 +63,8 @@ wire_struct! {
         "state" state: req CommandState,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
         /// The session.
         "session_id" session_id: opt String,
     }
@@ -75,6 +79,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 
@@ -115,6 +121,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 
@@ -129,6 +137,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 
@@ -141,6 +151,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 
@@ -159,6 +171,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 
@@ -171,6 +185,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 

@@ -114,7 +114,7 @@ wire_struct! {
         "updatedPermissions" updated_permissions: opt Vec<PermissionUpdate>,
         /// The tool call.
         "toolUseID" tool_use_id: opt String,
-        /// `user_temporary`, `user_permanent` or `user_reject`.
+        /// `user_temporary`, `user_permanent`, `user_reject` or `config` (a configured rule).
         "decisionClassification" decision_classification: opt String,
     }
 }
@@ -129,7 +129,7 @@ wire_struct! {
         "interrupt" interrupt: opt bool,
         /// The tool call.
         "toolUseID" tool_use_id: opt String,
-        /// `user_temporary`, `user_permanent` or `user_reject`.
+        /// `user_temporary`, `user_permanent`, `user_reject` or `config` (a configured rule).
         "decisionClassification" decision_classification: opt String,
     }
 }

@@ -191,6 +191,8 @@ wire_struct! {
         "served_by_anthropic" served_by_anthropic: opt bool,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
         /// Memory file paths.
         "memory_paths" memory_paths: opt MemoryPaths,
         /// The directory the CLI started in.
@@ -269,6 +271,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
         /// The user messages of this turn.
         "user_message_uuids" user_message_uuids: opt Vec<String>,
     }
@@ -283,6 +287,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
         /// The message the conversation continues from across the boundary.
         "logical_parent_uuid" logical_parent_uuid: opt String,
     }
@@ -307,6 +313,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 
@@ -329,6 +337,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 
@@ -361,6 +371,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 
@@ -373,6 +385,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 
@@ -399,6 +413,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 
@@ -415,6 +431,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 
@@ -449,6 +467,8 @@ wire_struct! {
         "ambient" ambient: opt bool,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
         /// The session.
         "session_id" session_id: opt String,
     }
@@ -475,6 +495,8 @@ wire_struct! {
         "summary" summary: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
         /// The session.
         "session_id" session_id: opt String,
     }
@@ -503,6 +525,8 @@ wire_struct! {
         "patch" patch: opt TaskPatch,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
         /// The session.
         "session_id" session_id: opt String,
     }
@@ -537,8 +561,10 @@ wire_struct! {
         "tool_use_id" tool_use_id: opt String,
         /// `completed`, `failed` or `stopped`.
         "status" status: opt TaskStatus,
-        /// Why (`worker_restart`).
+        /// Why (`worker_restart`, `unfinished_at_resume`).
         "reason" reason: opt String,
+        /// The task's type, as on `task_started`; only with `unfinished_at_resume`.
+        "task_type" task_type: opt TaskType,
         /// Where its output went (`""` for a foreground Bash).
         "output_file" output_file: opt String,
         /// A summary.
@@ -553,8 +579,12 @@ wire_struct! {
         "skip_transcript" skip_transcript: opt bool,
         /// An ambient task.
         "ambient" ambient: opt bool,
+        /// How long the task ran (CLI 2.1.337 and later).
+        "duration_ms" duration_ms: opt Number,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
         /// The session.
         "session_id" session_id: opt String,
     }
@@ -567,6 +597,8 @@ wire_struct! {
         "tasks" tasks: req Vec<BackgroundTask>,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
         /// The session.
         "session_id" session_id: opt String,
     }
@@ -589,6 +621,8 @@ wire_struct! {
         "parent_task_id" parent_task_id: opt String,
         /// An ambient task.
         "ambient" ambient: opt bool,
+        /// When it started (milliseconds since the Unix epoch; CLI 2.1.337 and later).
+        "start_time" start_time: opt Number,
     }
 }
 
@@ -605,6 +639,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 
@@ -619,6 +655,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 
@@ -631,6 +669,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 
@@ -643,6 +683,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 
@@ -663,6 +705,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 
@@ -679,6 +723,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 
@@ -693,6 +739,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 
@@ -707,6 +755,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 
@@ -727,6 +777,8 @@ wire_struct! {
         "message" message: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
         /// The session.
         "session_id" session_id: opt String,
     }
@@ -749,6 +801,8 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }
 
@@ -765,5 +819,7 @@ wire_struct! {
         "session_id" session_id: opt String,
         /// This line's id.
         "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
     }
 }

@@ -5,12 +5,15 @@
 //! 1. `BYRE_CLAUDE_BIN`: a binary chosen by the caller. It must exist and be executable; its
 //!    version is not checked, so a different CLI can be tried on purpose (tests then hold it
 //!    to byre's model less strictly, see [`strictness`](crate::strictness)).
-//! 2. `<install dir>/<version>/node_modules/.bin/claude` for [`PINNED_CLI_VERSION`], the
+//! 2. The CLI installed into `<install dir>/<version>/` for [`PINNED_CLI_VERSION`], the
 //!    install dir being the one [`install_dir`] names: `BYRE_CLI_DIR`, the byre repository's
 //!    `.cli` folder when run inside that repository, else a per-user cache folder
 //!    (`$XDG_CACHE_HOME/byre/cli` or `$HOME/.cache/byre/cli`). It is used when its
 //!    `--version` is the version of its folder.
-//! 3. Otherwise the pinned package is installed there with npm, and checked again.
+//! 3. Otherwise the pinned CLI is installed there with npm, and checked again: from
+//!    `@anthropic-ai/claude-code` when npm has the version there, else from the TypeScript
+//!    Agent SDK's native package for this platform, in the release that bundles it (newer CLIs
+//!    ship there first; [`source_of`](crate::source_of)).
 //!
 //! [`claude_bin_version`] does the same for any version (the matrix's older CLI, a new one to
 //! check for drift), each in a folder of its own.
@@ -27,15 +30,14 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::npm::{self, installed_bin, CLI_PACKAGE};
+
 /// The CLI version byre is tested against: every message it writes is fully modelled.
 pub const PINNED_CLI_VERSION: &str = "2.1.332";
 
 /// The older CLI versions byre's real-CLI suites also run on (`cargo xtask test`), where
 /// tests assert behaviour and report, rather than fail on, what byre does not model.
 pub const MATRIX_CLI_VERSIONS: &[&str] = &["2.1.328"];
-
-/// The npm package that ships the CLI.
-pub const CLI_PACKAGE: &str = "@anthropic-ai/claude-code";
 
 /// How long `claude --version` may take.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
@@ -74,7 +76,16 @@ pub enum ProvisionError {
         /// The error from starting npm.
         source: io::Error,
     },
-    /// `npm install` failed.
+    /// Neither the CLI's package nor the SDK's has this version.
+    #[error(
+        "npm has no Claude Code CLI {version}: not as {CLI_PACKAGE}@{version}, and no \
+         @anthropic-ai/claude-agent-sdk release bundles it"
+    )]
+    NoPackage {
+        /// The version asked for.
+        version: String,
+    },
+    /// An npm command failed.
     #[error("`{command}` failed ({status}); last lines of its stderr:\n{stderr_tail}")]
     NpmFailed {
         /// The command line that was run.
@@ -176,7 +187,7 @@ pub fn claude_bin_version(version: &str) -> Result<PathBuf, ProvisionError> {
         });
     }
     let dir = install_dir()?.join(version);
-    let bin = bin_in(&dir);
+    let mut bin = installed_bin(&dir);
     // One thread of this process at a time; the lock file handles other processes.
     let mut verified = VERIFIED.lock().unwrap_or_else(|e| e.into_inner());
     if verified.contains(&bin) && bin.exists() {
@@ -187,7 +198,8 @@ pub fn claude_bin_version(version: &str) -> Result<PathBuf, ProvisionError> {
         let _lock = InstallLock::acquire(&dir)?;
         // Another process may have installed it while this one waited.
         if installed_version(&bin).as_deref() != Some(version) {
-            npm_install(&dir, version)?;
+            npm::install(&dir, version)?;
+            bin = installed_bin(&dir);
             if !bin.exists() {
                 return Err(ProvisionError::NotInstalled { path: bin, dir });
             }
@@ -205,41 +217,6 @@ pub fn claude_bin_version(version: &str) -> Result<PathBuf, ProvisionError> {
     }
     verified.push(bin.clone());
     Ok(bin)
-}
-
-/// The version the `latest` tag of the CLI's npm package names now (`npm view`).
-pub fn latest_cli_version() -> Result<String, ProvisionError> {
-    let package = format!("{CLI_PACKAGE}@latest");
-    let command = format!("npm view {package} version");
-    let (status, stdout, stderr) = run_with_timeout(
-        Command::new("npm").args(["view", package.as_str(), "version"]),
-        VERSION_TIMEOUT,
-    )
-    .map_err(|source| match source.kind() {
-        io::ErrorKind::NotFound => ProvisionError::NpmMissing {
-            version: "latest".into(),
-            source,
-        },
-        _ => ProvisionError::Io {
-            what: format!("could not run `{command}`"),
-            source,
-        },
-    })?;
-    if !status.success() {
-        return Err(ProvisionError::NpmFailed {
-            command,
-            status: status.to_string(),
-            stderr_tail: tail(&stderr, 30),
-        });
-    }
-    let version = String::from_utf8_lossy(&stdout).trim().to_owned();
-    if version.is_empty() || version.contains(char::is_whitespace) {
-        return Err(ProvisionError::Version {
-            path: PathBuf::from("npm"),
-            detail: format!("`{command}` printed {version:?}"),
-        });
-    }
-    Ok(version)
 }
 
 /// The version a `claude` binary reports: the first word of `claude --version`
@@ -351,10 +328,6 @@ pub fn project_root() -> Result<PathBuf, ProvisionError> {
         .ok_or(ProvisionError::NoProjectRoot { start })
 }
 
-fn bin_in(dir: &Path) -> PathBuf {
-    dir.join("node_modules").join(".bin").join("claude")
-}
-
 /// The version `bin` reports, or `None` when it is missing or does not run (npm will then
 /// replace it).
 fn installed_version(bin: &Path) -> Option<String> {
@@ -380,44 +353,6 @@ fn check_executable(path: &Path) -> Result<(), ProvisionError> {
             path: path.to_path_buf(),
         })
     }
-}
-
-fn npm_install(dir: &Path, version: &str) -> Result<(), ProvisionError> {
-    let package = format!("{CLI_PACKAGE}@{version}");
-    let dir_arg = dir.to_string_lossy().into_owned();
-    let args = [
-        "install",
-        "--prefix",
-        dir_arg.as_str(),
-        "--no-audit",
-        "--no-fund",
-        "--no-save",
-        package.as_str(),
-    ];
-    let command = format!("npm {}", args.join(" "));
-    eprintln!("byre-testkit: installing the Claude Code CLI: {command}");
-    let output = Command::new("npm")
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|source| match source.kind() {
-            io::ErrorKind::NotFound => ProvisionError::NpmMissing {
-                version: version.to_owned(),
-                source,
-            },
-            _ => ProvisionError::Io {
-                what: format!("could not run `{command}`"),
-                source,
-            },
-        })?;
-    if !output.status.success() {
-        return Err(ProvisionError::NpmFailed {
-            command,
-            status: output.status.to_string(),
-            stderr_tail: tail(&output.stderr, 30),
-        });
-    }
-    Ok(())
 }
 
 /// The last `lines` lines of `bytes`, as text.

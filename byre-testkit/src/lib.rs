@@ -51,6 +51,7 @@ mod cli;
 pub mod corpus;
 mod env;
 mod mcp_stdio;
+mod npm;
 mod procs;
 mod s3;
 mod script;
@@ -61,11 +62,15 @@ mod strict;
 mod transcript;
 
 pub use cli::{
-    claude_bin, claude_bin_version, cli_version, install_dir, latest_cli_version, project_root,
-    ProvisionError, CLI_PACKAGE, MATRIX_CLI_VERSIONS, PINNED_CLI_VERSION,
+    claude_bin, claude_bin_version, cli_version, install_dir, project_root, ProvisionError,
+    MATRIX_CLI_VERSIONS, PINNED_CLI_VERSION,
 };
 pub use env::{running_as_root, ClaudeEnv, OFFLINE_API_KEY};
 pub use mcp_stdio::{hostile_bin, mcp_stdio_bin, workspace_bin, HOSTILE_BIN, MCP_STDIO_BIN};
+pub use npm::{
+    installed_bin, latest_cli_version, platform_package, source_of, CliSource, CLI_PACKAGE,
+    SDK_PACKAGE,
+};
 pub use procs::{
     descendants, environment_var, process_alive, process_gone, processes_with, session_id,
 };

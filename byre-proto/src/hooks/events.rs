@@ -107,6 +107,9 @@ hook_inputs! {
     STOP "Stop" => Stop(StopHookInput),
     /// The turn ended on an API error.
     STOP_FAILURE "StopFailure" => StopFailure(StopFailureHookInput),
+    /// An interrupt ended the main conversation's turn (CLI 2.1.337 and later; its output is
+    /// ignored).
+    INTERRUPT "Interrupt" => Interrupt(InterruptHookInput),
     /// A subagent started.
     SUBAGENT_START "SubagentStart" => SubagentStart(SubagentStartHookInput),
     /// A subagent is about to stop.

@@ -128,6 +128,20 @@ hook_input! {
 }
 
 hook_input! {
+    /// `Interrupt` input: sent once when an interrupt ends the main conversation's turn.
+    pub struct InterruptHookInput {
+        /// Who stopped the turn: `user` (a person, or a client that does not say who, such as
+        /// a program's interrupt), `session` (another session) or `system` (a hook, a plugin,
+        /// a permission check, or a service acting by itself).
+        "source" source: opt String,
+        /// What ended it: `stop`, `permission_denied`, `rewind` or `other`.
+        "reason" reason: opt String,
+        /// How the stop arrived, where known: `terminal` or `client`.
+        "via" via: opt String,
+    }
+}
+
+hook_input! {
     /// `Notification` input.
     pub struct NotificationHookInput {
         /// The text.

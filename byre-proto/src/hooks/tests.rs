@@ -163,8 +163,22 @@ fn unknown_event_is_kept() {
 }
 
 #[test]
+fn an_interrupt_input_is_typed() {
+    let text = r#"{"session_id":"s","hook_event_name":"Interrupt","source":"user","reason":"stop","via":"client"}"#;
+    let input: HookInput = serde_json::from_str(text).unwrap();
+    let HookInput::Interrupt(interrupt) = &input else {
+        panic!("not Interrupt: {input:?}")
+    };
+    assert_eq!(interrupt.source.as_deref(), Some("user"));
+    assert_eq!(interrupt.reason.as_deref(), Some("stop"));
+    assert_eq!(interrupt.via.as_deref(), Some("client"));
+    assert!(interrupt.extra.is_empty());
+    assert_eq!(input.event(), Some("Interrupt"));
+}
+
+#[test]
 fn all_events_named() {
-    assert_eq!(HookEvent::KNOWN.len(), 34);
+    assert_eq!(HookEvent::KNOWN.len(), 35);
     for name in HookEvent::KNOWN {
         let input: HookInput =
             serde_json::from_value(json!({"hook_event_name": name, "tool_name": "T"})).unwrap();

@@ -189,6 +189,12 @@ wire_struct! {
         "aliases" aliases: opt Vec<String>,
         /// Whether it is built in.
         "builtin" builtin: opt bool,
+        /// A shorter description for a menu (CLI 2.1.337 and later).
+        "menuDescription" menu_description: opt String,
+        /// What the CLI adds after the description (` (dynamic workflow)`).
+        "descriptionEnding" description_ending: opt String,
+        /// Whether the host runs the command line itself.
+        "hostLineRunsOwn" host_line_runs_own: opt bool,
     }
 }
 

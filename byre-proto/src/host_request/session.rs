@@ -121,6 +121,21 @@ wire_struct! {
         "messageBreakdown" message_breakdown: any Value,
         /// Usage reported by the API.
         "apiUsage" api_usage: any Value,
+        /// Whether the CLI defers tools behind its ToolSearch tool, and why (CLI 2.1.337 and
+        /// later).
+        "toolSearch" tool_search: opt ToolSearchState,
+    }
+}
+
+wire_struct! {
+    /// Whether the CLI defers tools behind its ToolSearch tool.
+    pub struct ToolSearchState {
+        /// Whether it does.
+        "enabled" enabled: opt bool,
+        /// How (`tst`, ...).
+        "mode" mode: opt String,
+        /// Why (`tst_enabled`, ...).
+        "reason" reason: opt String,
     }
 }
 
@@ -141,8 +156,14 @@ wire_struct! {
         "session" session: any Value,
         /// The subscription.
         "subscription_type" subscription_type: opt String,
+        /// `false` when plan rate limits do not apply (an API key, Bedrock, Vertex): then
+        /// `rate_limits` is null.
+        "rate_limits_available" rate_limits_available: opt bool,
         /// Rate limits.
         "rate_limits" rate_limits: any Value,
+        /// What the local transcripts of the last seven days show of how the account is used
+        /// (null when `skip_behaviors` was asked).
+        "behaviors" behaviors: any Value,
     }
 }
 

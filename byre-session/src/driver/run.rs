@@ -193,8 +193,16 @@ impl Driver {
                 step = self.phase.stop_step() => Step::Stop(step),
                 () = sleep => Step::Timeout,
             };
-            if self.step(step).await {
-                return;
+            // The steps of a busy stream are carried out here; the rarer ones by `step`.
+            match step {
+                Step::Lines(Some(lines)) => self.on_lines(lines),
+                Step::Delivered => self.seen = self.seen.min(self.session.events_mut().len()),
+                Step::Handled(done) => self.handled(done),
+                step => {
+                    if self.step(step).await {
+                        return;
+                    }
+                }
             }
         }
     }
@@ -237,7 +245,13 @@ impl Driver {
                     _ => {}
                 }
             }
-            Step::Stop(step) => self.on_stop_step(step),
+            Step::Stop(step) => {
+                self.on_stop_step(step);
+                if matches!(self.phase, Phase::Draining { .. }) && self.reader.is_done() {
+                    // Its output was read to the end while it stopped.
+                    return self.drained().await;
+                }
+            }
             Step::Delivered => self.seen = self.seen.min(self.session.events_mut().len()),
             Step::NoListener => self.events.discard(self.session.events_mut()),
             Step::Command(Some(command)) => return self.on_command(command).await,
