@@ -36,6 +36,7 @@
 
 mod claude;
 mod commands;
+mod dispatch;
 mod ending;
 mod error;
 mod handlers;

@@ -164,8 +164,14 @@ fn unknown_event_is_kept() {
 
 #[test]
 fn an_interrupt_input_is_typed() {
-    let text = r#"{"session_id":"s","hook_event_name":"Interrupt","source":"user","reason":"stop","via":"client"}"#;
-    let input: HookInput = serde_json::from_str(text).unwrap();
+    let input: HookInput = serde_json::from_value(json!({
+        "session_id": "s",
+        "hook_event_name": "Interrupt",
+        "source": "user",
+        "reason": "stop",
+        "via": "client",
+    }))
+    .unwrap();
     let HookInput::Interrupt(interrupt) = &input else {
         panic!("not Interrupt: {input:?}")
     };
