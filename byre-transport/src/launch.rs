@@ -216,8 +216,10 @@ pub struct Launch {
     pub agent: Option<String>,
     /// `--permission-prompts` (how the CLI asks for permission, e.g. `none`).
     pub permission_prompts: Option<String>,
-    /// `--resume-drops-turn`: resuming drops an unfinished last turn.
-    pub resume_drops_turn: bool,
+    /// `--resume-drops-turn=`: with `resume_session_at`, the uuid of the prompt whose turn
+    /// the truncated resume discards; the CLI refuses the resume when anything else lies past
+    /// the resume point.
+    pub resume_drops_turn: Option<String>,
     /// `--project-config-root`: where the project's `.claude` folder is looked for.
     pub project_config_root: Option<PathBuf>,
     /// `--debug-file`: the CLI's debug log goes to this file.
@@ -505,8 +507,8 @@ impl Launch {
         if let Some(prompts) = &self.permission_prompts {
             a.value("--permission-prompts", prompts);
         }
-        if self.resume_drops_turn {
-            a.flag("--resume-drops-turn");
+        if let Some(uuid) = &self.resume_drops_turn {
+            a.equals("--resume-drops-turn", uuid);
         }
         if let Some(dir) = &self.project_config_root {
             a.path("--project-config-root", dir);

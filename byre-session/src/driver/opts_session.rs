@@ -32,9 +32,13 @@ impl Options {
         self
     }
 
-    /// When resuming, drops an unfinished last turn (`--resume-drops-turn`).
-    pub fn resume_drops_turn(mut self) -> Self {
-        self.launch.resume_drops_turn = true;
+    /// With [`Options::resume_at`]: declares the uuid of the prompt whose turn the truncated
+    /// resume discards (`--resume-drops-turn=<uuid>`). The CLI checks that everything past the
+    /// resume point belongs to that turn, and otherwise refuses the resume: the start fails with
+    /// a result whose error begins `Resume rejected by --resume-drops-turn:`. That refusal is
+    /// final for the same arguments; resume without the pair instead of retrying.
+    pub fn resume_drops_turn(mut self, prompt_uuid: impl Into<String>) -> Self {
+        self.launch.resume_drops_turn = Some(prompt_uuid.into());
         self
     }
 

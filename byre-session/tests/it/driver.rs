@@ -432,6 +432,69 @@ async fn resume_and_fork_into_another_directory() {
     claude.close().await.unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_truncated_resume_drops_the_turn_it_names_and_refuses_another() {
+    let script = Script::new().rule(Rule::any().reply(Reply::text("Noted.")));
+    let model = FakeModel::start(script).await.unwrap();
+    let (base, _env) = options(&model);
+
+    // Two turns: the first answer's uuid, and the uuid of the second turn's prompt.
+    let (claude, mut events) = Claude::start(base.clone()).await.unwrap();
+    claude.send("remember apple").unwrap();
+    let (seen, _) = until_result(&mut events).await;
+    let at = seen
+        .iter()
+        .find_map(|e| match e {
+            Event::Message(CliMessage::Assistant(a)) => a.uuid.clone(),
+            _ => None,
+        })
+        .expect("an assistant line");
+    let dropped = "6b0e7c1a-2f4d-4c3b-9a1e-0d5f8b7c6a52".to_owned();
+    let prompt = byre_proto::UserMessage::prompt("remember banana").uuid(&dropped);
+    claude.send_message(prompt).unwrap();
+    let (_, second) = until_result(&mut events).await;
+    assert_eq!(second.user_message_uuid.as_deref(), Some(dropped.as_str()));
+    let original = claude.session_id().expect("a session id");
+    claude.close().await.unwrap();
+
+    // Resumed at the first answer, dropping the second turn: banana is gone.
+    let options = base
+        .clone()
+        .resume(&original)
+        .resume_at(&at)
+        .resume_drops_turn(&dropped);
+    let flag = format!("--resume-drops-turn={dropped}");
+    assert!(options.launch().args().iter().any(|a| *a == *flag));
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    claude.send("go on").unwrap();
+    until_result(&mut events).await;
+    let history =
+        serde_json::to_string(model.message_requests().last().unwrap().messages()).unwrap();
+    assert!(
+        history.contains("apple") && !history.contains("banana"),
+        "{history}"
+    );
+    claude.close().await.unwrap();
+
+    // Naming a prompt that is not the one past the resume point: the CLI refuses the resume.
+    let refused = base
+        .resume(&original)
+        .resume_at(&at)
+        .resume_drops_turn("00000000-0000-4000-8000-000000000000");
+    let error = match Claude::start(refused).await {
+        Ok((claude, mut events)) => {
+            claude.send("go on").unwrap();
+            let rest = until_the_end(&mut events).await;
+            format!("{rest:?}")
+        }
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        error.contains("Resume rejected by --resume-drops-turn"),
+        "{error}"
+    );
+}
+
 /// Every event until the stream ends (it must, within `STEP`).
 async fn until_the_end(events: &mut byre_session::Events) -> Vec<Event> {
     let mut seen = Vec::new();

@@ -358,7 +358,7 @@ fn the_thinking_budget_persistence_and_diagnostics_options_map_to_their_flags() 
         no_session_persistence: true,
         agent: Some("reviewer".into()),
         permission_prompts: Some("none".into()),
-        resume_drops_turn: true,
+        resume_drops_turn: Some("3f1c0f5e-prompt".into()),
         project_config_root: Some(PathBuf::from("/proj")),
         debug_file: Some(PathBuf::from("/tmp/debug.log")),
         file_checkpointing: true,
@@ -382,7 +382,7 @@ fn the_thinking_budget_persistence_and_diagnostics_options_map_to_their_flags() 
     for flag in [
         "--thinking=adaptive",
         "--no-session-persistence",
-        "--resume-drops-turn",
+        "--resume-drops-turn=3f1c0f5e-prompt",
     ] {
         assert!(args.iter().any(|a| a == flag), "{flag} missing");
     }
