@@ -76,8 +76,8 @@ pub use procs::{
 };
 pub use s3::{moto_server, S3Server, MOTO_SERVER_VAR, MOTO_VERSION};
 pub use script::{
-    Block, ErrorReply, Match, MessageReply, PendingRule, Reply, RequestView, Rule, Script,
-    ScriptError, Usage, DEFAULT_CHUNK_SIZE, UNMATCHED_TEXT,
+    Block, ErrorReply, Match, MessageReply, PendingRule, Predicate, Reply, RequestView, Rule,
+    Script, ScriptError, Usage, DEFAULT_CHUNK_SIZE, UNMATCHED_TEXT,
 };
 pub use server::{serve_forever, FakeModel, FakeModelError, LoggedRequest};
 pub use store_conformance::{store_conformance, STORE_CHECKS};

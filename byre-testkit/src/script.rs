@@ -7,6 +7,7 @@
 
 use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -218,6 +219,33 @@ pub struct Match {
     /// `<system-reminder>` block, which the user-text conditions skip).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_notification: Option<bool>,
+    /// A text of a message after the last assistant one (this request's new input), of any
+    /// role, `<system-reminder>` blocks included: the CLI sends some hook feedback
+    /// (`additionalContext` of `UserPromptSubmit` and `PostToolUse`) as a message of its own
+    /// with `role: "system"`, which the user-text conditions do not see.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_text_contains: Option<String>,
+    /// A condition of the test's own on the request. It is not serialized: a script that
+    /// holds one prints (and saves) without it.
+    #[serde(skip)]
+    pub predicate: Option<Predicate>,
+}
+
+/// A condition of a test's own on a request ([`Match::when`]).
+#[derive(Clone)]
+pub struct Predicate(Arc<dyn Fn(&RequestView<'_>) -> bool + Send + Sync>);
+
+impl fmt::Debug for Predicate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Predicate(..)")
+    }
+}
+
+impl PartialEq for Predicate {
+    /// Two predicates are equal when they are the same closure.
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl Match {
@@ -255,6 +283,24 @@ impl Match {
     pub fn task_notification() -> Self {
         Self {
             task_notification: Some(true),
+            ..Self::default()
+        }
+    }
+
+    /// Matches when a text of this request's new input (the messages after the last
+    /// assistant one), of any role and reminders included, contains `text`: hook feedback the
+    /// CLI sends as a `role: "system"` message, for one.
+    pub fn new_text_contains(text: impl Into<String>) -> Self {
+        Self {
+            new_text_contains: Some(text.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Matches when `predicate` holds for the request (with the other conditions set).
+    pub fn when(predicate: impl Fn(&RequestView<'_>) -> bool + Send + Sync + 'static) -> Self {
+        Self {
+            predicate: Some(Predicate(Arc::new(predicate))),
             ..Self::default()
         }
     }
@@ -331,6 +377,8 @@ impl Match {
             stream: other.stream.or(self.stream),
             no_tools: other.no_tools.or(self.no_tools),
             task_notification: other.task_notification.or(self.task_notification),
+            new_text_contains: other.new_text_contains.or(self.new_text_contains),
+            predicate: other.predicate.or(self.predicate),
         }
     }
 
@@ -402,6 +450,19 @@ impl Match {
         {
             return false;
         }
+        if let Some(want) = &self.new_text_contains {
+            if !new_texts(request.body)
+                .iter()
+                .any(|t| t.contains(want.as_str()))
+            {
+                return false;
+            }
+        }
+        if let Some(predicate) = &self.predicate {
+            if !(predicate.0)(request) {
+                return false;
+            }
+        }
         true
     }
 }
@@ -452,6 +513,28 @@ pub(crate) fn user_texts(body: &Value) -> Vec<&str> {
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// Every text of the messages after the last assistant one, of any role, reminders included.
+pub(crate) fn new_texts(body: &Value) -> Vec<&str> {
+    let all = messages(body);
+    let start = all
+        .iter()
+        .rposition(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+        .map_or(0, |at| at + 1);
+    all[start..]
+        .iter()
+        .filter_map(|m| m.get("content"))
+        .flat_map(|content| match content {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(blocks) => blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect()
 }
 
 fn is_reminder(text: &str) -> bool {

@@ -386,4 +386,23 @@ impl HookOutput {
         self.system_message = Some(message.into());
         self
     }
+
+    /// Sets `reason`, the text that goes with a `decision` (to the model, or to the user).
+    pub fn reason(mut self, reason: impl Into<String>) -> Self {
+        self.reason = Some(reason.into());
+        self
+    }
+
+    /// Sets `continue`: `false` stops the agent after this hook (see [`HookOutput::stop`],
+    /// which also gives the reason shown).
+    pub fn continue_(mut self, go_on: bool) -> Self {
+        self.continue_ = Some(go_on);
+        self
+    }
+
+    /// Sets `suppressOutput`: the hook's output is kept out of the transcript.
+    pub fn suppress_output(mut self) -> Self {
+        self.suppress_output = Some(true);
+        self
+    }
 }

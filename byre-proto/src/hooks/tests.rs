@@ -163,6 +163,24 @@ fn unknown_event_is_kept() {
 }
 
 #[test]
+fn outputs_are_built_by_chained_setters() {
+    let output = HookOutput::none()
+        .reason("checked")
+        .continue_(false)
+        .suppress_output()
+        .system_message("stopping here");
+    assert_eq!(
+        serde_json::to_value(&output).unwrap(),
+        json!({
+            "continue": false,
+            "suppressOutput": true,
+            "systemMessage": "stopping here",
+            "reason": "checked",
+        })
+    );
+}
+
+#[test]
 fn an_interrupt_input_is_typed() {
     let input: HookInput = serde_json::from_value(json!({
         "session_id": "s",

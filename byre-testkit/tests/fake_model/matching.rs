@@ -281,3 +281,38 @@ fn a_task_notification_inside_a_reminder_block_is_matched() {
         None
     );
 }
+
+#[test]
+fn new_text_sees_a_system_message_after_the_prompt_and_nothing_before_the_last_answer() {
+    let body = json!({
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": "an old question about apples"},
+            {"role": "assistant", "content": [{"type": "text", "text": "an old answer"}]},
+            {"role": "user", "content": [{"type": "text", "text": "the new prompt"}]},
+            {"role": "system", "content": "hook context: pears"},
+        ],
+    });
+    let script = Script::new()
+        .rule(Rule::when(Match::new_text_contains("apples")).reply(Reply::text("old")))
+        .rule(Rule::when(Match::new_text_contains("pears")).reply(Reply::text("hook")));
+    assert_eq!(select(&script, 1, &body), Some(1));
+    // The user-text conditions look at the last user message only.
+    let user_only = Script::new()
+        .rule(Rule::when(Match::any_user_text_contains("pears")).reply(Reply::text("x")));
+    assert_eq!(select(&user_only, 1, &body), None);
+}
+
+#[test]
+fn a_predicate_of_the_tests_own_joins_the_other_conditions() {
+    let body = cli_body(first_turn("hello"), true);
+    let long = Match::when(|request| request.body["messages"].as_array().map_or(0, Vec::len) > 5);
+    let first = Match::when(|request| request.number == 1).and(Match::user_text_contains("hello"));
+    let script = Script::new()
+        .rule(Rule::when(long).reply(Reply::text("long")))
+        .rule(Rule::when(first.clone()).reply(Reply::text("first")));
+    assert_eq!(select(&script, 1, &body), Some(1));
+    assert_eq!(select(&script, 2, &body), None);
+    assert_eq!(first.clone(), first, "a predicate equals itself");
+    assert!(!script.to_json().contains("predicate"), "not serialized");
+}
