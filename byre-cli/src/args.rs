@@ -324,7 +324,8 @@ impl SessionArgs {
             options = options.effort(effort.clone());
         }
         if let Some(given) = &self.agents {
-            options = options.agents(serde_json::Value::Object(json_object("--agents", given)?));
+            options =
+                options.agents_json(serde_json::Value::Object(json_object("--agents", given)?));
         }
         if let Some(given) = &self.settings {
             options = options.settings(json_object("--settings", given)?);

@@ -102,6 +102,54 @@ wire_struct! {
     }
 }
 
+impl AgentDefinition {
+    /// A subagent described by `description` (when the model should use it), with `prompt` as
+    /// its system prompt; the setters below add the rest.
+    pub fn new(description: impl Into<String>, prompt: impl Into<String>) -> Self {
+        AgentDefinition {
+            description: description.into(),
+            prompt: prompt.into(),
+            ..Self::default()
+        }
+    }
+
+    /// The only tools it may use.
+    pub fn tools<S: Into<String>>(mut self, tools: impl IntoIterator<Item = S>) -> Self {
+        self.tools = Some(tools.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Tools it may not use.
+    pub fn disallowed_tools<S: Into<String>>(mut self, tools: impl IntoIterator<Item = S>) -> Self {
+        self.disallowed_tools = Some(tools.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Its model: `inherit`, an alias (`sonnet`) or a model id.
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+
+    /// The most model turns it may take.
+    pub fn max_turns(mut self, turns: u64) -> Self {
+        self.max_turns = Some(turns);
+        self
+    }
+
+    /// Its permission mode.
+    pub fn permission_mode(mut self, mode: PermissionMode) -> Self {
+        self.permission_mode = Some(mode);
+        self
+    }
+
+    /// Runs in the background by default.
+    pub fn background(mut self, background: bool) -> Self {
+        self.background = Some(background);
+        self
+    }
+}
+
 wire_struct! {
     /// The answer to `initialize`.
     pub struct InitializeResponse {

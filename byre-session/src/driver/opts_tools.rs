@@ -64,17 +64,43 @@ impl Options {
         self
     }
 
-    /// Subagent definitions (`{"name": {"description": ..., "prompt": ...}}`), sent in
-    /// `initialize` (or as `--agents`, see [`Options::delivery`]).
-    pub fn agents(mut self, agents: Value) -> Self {
-        self.launch.agents = Some(agents);
+    /// Subagents the session may use, by name, sent in `initialize` (or as `--agents`, see
+    /// [`Options::delivery`]); added to those given before.
+    ///
+    /// ```
+    /// # use byre_session::{Options, proto::AgentDefinition};
+    /// let reviewer = AgentDefinition::new("Reviews a change", "You review code.")
+    ///     .tools(["Read", "Grep"])
+    ///     .model("sonnet");
+    /// let options = Options::new().agents([("reviewer", reviewer)]);
+    /// # drop(options);
+    /// ```
+    pub fn agents<S: Into<String>>(
+        mut self,
+        agents: impl IntoIterator<Item = (S, AgentDefinition)>,
+    ) -> Self {
+        for (name, agent) in agents {
+            let value = serde_json::to_value(agent).unwrap_or_default();
+            self = self.add_agent_json(name.into(), value);
+        }
         self
     }
 
-    /// One subagent definition, typed (`Options::agents` takes them all as JSON); sent as
-    /// [`Options::agents`] are.
-    pub fn agent_definition(mut self, name: impl Into<String>, agent: AgentDefinition) -> Self {
-        let value = serde_json::to_value(agent).unwrap_or_default();
+    /// Subagent definitions as JSON (`{"name": {"description": ..., "prompt": ...}}`), for a
+    /// field byre does not model; added to those given before, as [`Options::agents`] are.
+    pub fn agents_json(mut self, agents: Value) -> Self {
+        match agents {
+            Value::Object(map) => {
+                for (name, value) in map {
+                    self = self.add_agent_json(name, value);
+                }
+            }
+            other => self.launch.agents = Some(other),
+        }
+        self
+    }
+
+    fn add_agent_json(mut self, name: String, value: Value) -> Self {
         let agents = self
             .launch
             .agents
@@ -83,7 +109,7 @@ impl Options {
             *agents = Value::Object(Default::default());
         }
         if let Some(map) = agents.as_object_mut() {
-            map.insert(name.into(), value);
+            map.insert(name, value);
         }
         self
     }

@@ -40,7 +40,9 @@ fn loaded(options: Options, transcript: &std::path::Path) -> Options {
             "ext",
             json!({"type": "stdio", "command": stdio, "args": [], "env": {"BYRE_TOKEN": SECRET}}),
         )
-        .agents(json!({"reviewer": {"description": "Reviews a change", "prompt": "You review."}}))
+        .agents_json(
+            json!({"reviewer": {"description": "Reviews a change", "prompt": "You review."}}),
+        )
         .system_prompt("You are the delivery probe.")
         .append_system_prompt("Appended by the host.")
         .transcript(transcript)
@@ -162,7 +164,7 @@ async fn a_subagent_defined_in_initialize_runs_through_the_agent_tool() {
         );
     let model = FakeModel::start(script).await.unwrap();
     let (options, _env) = options(&model);
-    let options = options.agents(json!({"reviewer": {
+    let options = options.agents_json(json!({"reviewer": {
         "description": "Reviews a change", "prompt": "You are the REVIEWER-PERSONA."}}));
     let (claude, mut events) = Claude::start(options).await.unwrap();
     claude.send("please ask the reviewer").unwrap();

@@ -191,7 +191,7 @@ async fn a_subagents_transcript_is_found_beside_its_session() {
         .rule(Rule::any().reply(Reply::text("Nothing to do.")));
     let model = FakeModel::start(script).await.unwrap();
     let (options, env) = options(&model);
-    let options = options.agents(json!({"reviewer": {
+    let options = options.agents_json(json!({"reviewer": {
         "description": "Reviews a change", "prompt": "You review."}}));
     let (claude, mut events) = Claude::start(options).await.unwrap();
     turn(&claude, &mut events, "please ask the reviewer").await;

@@ -323,16 +323,12 @@ async fn excluding_dynamic_sections_keeps_the_session_out_of_the_system_prompt()
 
 #[test]
 fn a_typed_agent_definition_is_sent_as_the_cli_spells_it() {
-    let agent = byre_session::proto::AgentDefinition {
-        description: "Reviews a change".into(),
-        prompt: "You review.".into(),
-        tools: Some(vec!["Read".into()]),
-        max_turns: Some(3),
-        ..Default::default()
-    };
+    let agent = byre_session::proto::AgentDefinition::new("Reviews a change", "You review.")
+        .tools(["Read"])
+        .max_turns(3);
     let options = Options::new()
-        .agents(json!({"other": {"description": "d", "prompt": "p"}}))
-        .agent_definition("reviewer", agent);
+        .agents_json(json!({"other": {"description": "d", "prompt": "p"}}))
+        .agents([("reviewer", agent)]);
     let agents = options.launch().agents.clone().unwrap();
     assert_eq!(agents["other"]["prompt"], "p");
     assert_eq!(
