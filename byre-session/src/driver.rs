@@ -54,6 +54,7 @@ mod queue;
 mod reader;
 mod run;
 mod settings;
+mod settings_requests;
 mod store;
 mod turn;
 mod unwritten;

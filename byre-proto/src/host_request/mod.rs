@@ -141,6 +141,10 @@ host_requests! {
     "list_models" => ListModels(ListModelsRequest) -> Value,
     /// The CLI's version.
     "get_binary_version" => GetBinaryVersion(GetBinaryVersionRequest) -> Value,
+    /// Tightens the permission mode for one MCP server's tools.
+    "set_mcp_permission_mode_override" =>
+        SetMcpPermissionModeOverride(SetMcpPermissionModeOverrideRequest)
+        -> McpPermissionModeOverrideResponse,
 }
 
 wire_struct! {

@@ -478,3 +478,26 @@ wire_struct! {
     #[derive(Default)]
     pub struct GetBinaryVersionRequest {}
 }
+
+wire_struct! {
+    /// `set_mcp_permission_mode_override`: how the tools of one MCP server are let through,
+    /// whatever the session's mode. Only tightens: it applies where the session's mode would
+    /// allow a call without asking (`bypassPermissions`, `auto`).
+    pub struct SetMcpPermissionModeOverrideRequest {
+        /// The server, by the name it was registered under.
+        "serverName" server_name: req String,
+        /// `default` (ask for each call), `auto` (the auto-mode classifier), or `null` to clear
+        /// the override.
+        "mode" mode: opt String,
+    }
+}
+
+wire_struct! {
+    /// The answer to `set_mcp_permission_mode_override`.
+    #[derive(Default)]
+    pub struct McpPermissionModeOverrideResponse {
+        /// Set when no MCP server of that name is known now (the override is stored anyway,
+        /// and applies once one connects).
+        "warning" warning: opt String,
+    }
+}

@@ -152,6 +152,65 @@ async fn the_named_live_methods_reach_the_real_cli() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_settings_file_and_reload_requests_reach_the_real_cli() {
+    let model = FakeModel::start(Script::new().rule(Rule::any().reply(Reply::text("Done."))))
+        .await
+        .unwrap();
+    let (options, env) = options(&model);
+    std::fs::write(env.cwd().join("notes.txt"), "hello from a file").unwrap();
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    claude.send("hello").unwrap();
+    let _ = until_result(&mut events).await;
+    let file = claude.read_file("notes.txt", None, None).await.unwrap();
+    let answer = serde_json::to_string(&file).unwrap();
+    assert!(answer.contains("hello from a file"), "{answer}");
+    claude
+        .apply_flag_settings(json!({"cleanupPeriodDays": 30}))
+        .await
+        .unwrap();
+    claude
+        .seed_read_state(env.cwd().join("notes.txt"), 1_700_000_000_000)
+        .await
+        .unwrap();
+    let skills = claude.reload_skills().await.unwrap();
+    assert!(skills.extra_paths().is_empty(), "{skills:?}");
+    let styles = claude.reload_output_styles().await.unwrap();
+    assert!(
+        styles
+            .available_output_styles
+            .as_ref()
+            .is_some_and(|s| !s.is_empty()),
+        "{styles:?}"
+    );
+    let plugins = claude
+        .reload_plugins(byre_proto::ReloadPluginsRequest::default())
+        .await
+        .unwrap();
+    assert!(plugins.extra_paths().is_empty(), "{plugins:?}");
+    // An override for a server not (yet) known is stored, with a warning; so is clearing it.
+    let set = claude
+        .set_mcp_permission_mode_override("no-such-server", Some("default"))
+        .await
+        .unwrap();
+    assert!(
+        set.warning.as_deref().is_some_and(|w| w.contains("stored")),
+        "{set:?}"
+    );
+    let cleared = claude
+        .set_mcp_permission_mode_override("no-such-server", None)
+        .await
+        .unwrap();
+    assert!(
+        cleared
+            .warning
+            .as_deref()
+            .is_some_and(|w| w.contains("cleared")),
+        "{cleared:?}"
+    );
+    claude.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_budget_reaches_the_model_request() {
     let (model, _env) = one(|o| o.task_budget(50_000)).await;
     let config = &model.message_requests()[0].body["output_config"];
