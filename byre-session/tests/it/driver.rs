@@ -168,6 +168,53 @@ async fn another_task_interrupts_a_hanging_stream() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_calls_the_interrupt_hook_on_a_cli_that_has_it() {
+    let script = Script::new().rule(Rule::any().reply(Reply::hang()));
+    let model = FakeModel::start(script).await.unwrap();
+    let (options, _env) = options(&model);
+    let inputs = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = inputs.clone();
+    let options = options.hook(HookEvent::INTERRUPT, move |input, _id| {
+        seen.lock().unwrap().push(input);
+        async { Ok(HookOutput::none()) }
+    });
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    let version = claude
+        .initialize_response()
+        .unwrap()
+        .claude_code_version
+        .clone();
+    claude.send("hang please").unwrap();
+    loop {
+        let event = tokio::time::timeout(STEP, events.next())
+            .await
+            .unwrap()
+            .unwrap();
+        if matches!(event, Event::Message(CliMessage::StreamEvent(_))) {
+            break;
+        }
+    }
+    claude.interrupt().await.unwrap();
+    let (_, result) = until_result(&mut events).await;
+    assert_eq!(result.subtype, ResultSubtype::ERROR_DURING_EXECUTION);
+    claude.close().await.unwrap();
+    let inputs = inputs.lock().unwrap();
+    let version = byre_proto::CliVersion::parse(version.as_deref().unwrap_or("")).unwrap();
+    if version.parts < (2, 1, 337) {
+        assert!(
+            inputs.is_empty(),
+            "CLI {version} has no Interrupt hook: {inputs:?}"
+        );
+        return;
+    }
+    let [byre_proto::HookInput::Interrupt(interrupt)] = inputs.as_slice() else {
+        panic!("one Interrupt hook input from CLI {version}: {inputs:?}");
+    };
+    assert_eq!(interrupt.source.as_deref(), Some("user"), "{interrupt:?}");
+    assert_eq!(interrupt.reason.as_deref(), Some("stop"), "{interrupt:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_handler_is_answered_with_an_error_and_the_session_goes_on() {
     let script = Script::new()
         .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("Done.")))
