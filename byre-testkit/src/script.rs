@@ -402,10 +402,7 @@ impl Match {
             }
         }
         if let Some(want) = &self.any_user_text_contains {
-            if !user_texts(request.body)
-                .iter()
-                .any(|t| t.contains(want.as_str()))
-            {
+            if !contains(&user_texts(request.body), want) {
                 return false;
             }
         }
@@ -420,10 +417,7 @@ impl Match {
             }
         }
         if let Some(want) = &self.tool_result_contains {
-            if !tool_result_texts(request.body)
-                .iter()
-                .any(|t| t.contains(want.as_str()))
-            {
+            if !contains(&tool_result_texts(request.body), want) {
                 return false;
             }
         }
@@ -451,10 +445,7 @@ impl Match {
             return false;
         }
         if let Some(want) = &self.new_text_contains {
-            if !new_texts(request.body)
-                .iter()
-                .any(|t| t.contains(want.as_str()))
-            {
+            if !contains(&new_texts(request.body), want) {
                 return false;
             }
         }
@@ -513,6 +504,11 @@ pub(crate) fn user_texts(body: &Value) -> Vec<&str> {
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// Whether one of `texts` contains `want`.
+fn contains<S: AsRef<str>>(texts: &[S], want: &str) -> bool {
+    texts.iter().any(|t| t.as_ref().contains(want))
 }
 
 /// Every text of the messages after the last assistant one, of any role, reminders included.

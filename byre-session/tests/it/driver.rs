@@ -143,15 +143,7 @@ async fn another_task_interrupts_a_hanging_stream() {
     let (claude, mut events) = Claude::start(options).await.unwrap();
     claude.send("hang please").unwrap();
     // Wait until the stream started, then interrupt from another task.
-    loop {
-        let event = tokio::time::timeout(STEP, events.next())
-            .await
-            .unwrap()
-            .unwrap();
-        if matches!(event, Event::Message(CliMessage::StreamEvent(_))) {
-            break;
-        }
-    }
+    until_streaming(&mut events).await;
     let other = claude.clone();
     let interrupt = tokio::spawn(async move { other.interrupt().await });
     let (_, result) = until_result(&mut events).await;
@@ -185,15 +177,7 @@ async fn an_interrupt_calls_the_interrupt_hook_on_a_cli_that_has_it() {
         .claude_code_version
         .clone();
     claude.send("hang please").unwrap();
-    loop {
-        let event = tokio::time::timeout(STEP, events.next())
-            .await
-            .unwrap()
-            .unwrap();
-        if matches!(event, Event::Message(CliMessage::StreamEvent(_))) {
-            break;
-        }
-    }
+    until_streaming(&mut events).await;
     claude.interrupt().await.unwrap();
     let (_, result) = until_result(&mut events).await;
     assert_eq!(result.subtype, ResultSubtype::ERROR_DURING_EXECUTION);
@@ -436,13 +420,7 @@ async fn resume_and_fork_into_another_directory() {
     let (claude, mut events) = Claude::start(first).await.unwrap();
     claude.send("remember apple").unwrap();
     let (seen, _) = until_result(&mut events).await;
-    let at = seen
-        .iter()
-        .find_map(|e| match e {
-            Event::Message(CliMessage::Assistant(a)) => a.uuid.clone(),
-            _ => None,
-        })
-        .expect("an assistant line");
+    let at = first_assistant_uuid(&seen);
     claude.send("remember banana").unwrap();
     until_result(&mut events).await;
     let original = claude.session_id().expect("a session id");
@@ -489,13 +467,7 @@ async fn a_truncated_resume_drops_the_turn_it_names_and_refuses_another() {
     let (claude, mut events) = Claude::start(base.clone()).await.unwrap();
     claude.send("remember apple").unwrap();
     let (seen, _) = until_result(&mut events).await;
-    let at = seen
-        .iter()
-        .find_map(|e| match e {
-            Event::Message(CliMessage::Assistant(a)) => a.uuid.clone(),
-            _ => None,
-        })
-        .expect("an assistant line");
+    let at = first_assistant_uuid(&seen);
     let dropped = "6b0e7c1a-2f4d-4c3b-9a1e-0d5f8b7c6a52".to_owned();
     let prompt = byre_proto::UserMessage::prompt("remember banana").uuid(&dropped);
     claude.send_message(prompt).unwrap();
@@ -540,6 +512,29 @@ async fn a_truncated_resume_drops_the_turn_it_names_and_refuses_another() {
         error.contains("Resume rejected by --resume-drops-turn"),
         "{error}"
     );
+}
+
+/// The uuid of the first assistant line among `seen`.
+fn first_assistant_uuid(seen: &[Event]) -> String {
+    seen.iter()
+        .find_map(|e| match e {
+            Event::Message(CliMessage::Assistant(a)) => a.uuid.clone(),
+            _ => None,
+        })
+        .expect("an assistant line")
+}
+
+/// Waits (within `STEP` an event) until the model's reply has started to stream.
+async fn until_streaming(events: &mut byre_session::Events) {
+    loop {
+        let event = tokio::time::timeout(STEP, events.next())
+            .await
+            .unwrap()
+            .unwrap();
+        if matches!(event, Event::Message(CliMessage::StreamEvent(_))) {
+            return;
+        }
+    }
 }
 
 /// Every event until the stream ends (it must, within `STEP`).
