@@ -495,9 +495,17 @@ pub(crate) fn last_user_message(body: &Value) -> Option<&Value> {
 /// Every text of the last user message (a string content, or its text blocks), reminders
 /// included.
 pub(crate) fn user_texts(body: &Value) -> Vec<&str> {
-    match last_user_message(body).and_then(|m| m.get("content")) {
-        Some(Value::String(s)) => vec![s.as_str()],
-        Some(Value::Array(blocks)) => blocks
+    last_user_message(body)
+        .and_then(|m| m.get("content"))
+        .map(content_texts)
+        .unwrap_or_default()
+}
+
+/// The texts of a message's `content`: the string, or its text blocks.
+fn content_texts(content: &Value) -> Vec<&str> {
+    match content {
+        Value::String(s) => vec![s.as_str()],
+        Value::Array(blocks) => blocks
             .iter()
             .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
             .filter_map(|b| b.get("text").and_then(Value::as_str))
@@ -521,15 +529,7 @@ pub(crate) fn new_texts(body: &Value) -> Vec<&str> {
     all[start..]
         .iter()
         .filter_map(|m| m.get("content"))
-        .flat_map(|content| match content {
-            Value::String(s) => vec![s.as_str()],
-            Value::Array(blocks) => blocks
-                .iter()
-                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-                .filter_map(|b| b.get("text").and_then(Value::as_str))
-                .collect(),
-            _ => Vec::new(),
-        })
+        .flat_map(content_texts)
         .collect()
 }
 
@@ -541,15 +541,7 @@ fn is_reminder(text: &str) -> bool {
 /// joined with newlines. `None` when that message has no such text.
 pub(crate) fn last_user_text(body: &Value) -> Option<String> {
     let content = last_user_message(body)?.get("content")?;
-    let parts: Vec<&str> = match content {
-        Value::String(s) => vec![s.as_str()],
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect(),
-        _ => Vec::new(),
-    };
+    let parts = content_texts(content);
     let parts: Vec<&str> = parts.into_iter().filter(|t| !is_reminder(t)).collect();
     if parts.is_empty() {
         None

@@ -431,8 +431,7 @@ async fn resume_and_fork_into_another_directory() {
     claude.send("go on").unwrap();
     until_result(&mut events).await;
     assert_eq!(claude.session_id().as_deref(), Some(original.as_str()));
-    let history =
-        serde_json::to_string(model.message_requests().last().unwrap().messages()).unwrap();
+    let history = last_history(&model);
     assert!(
         history.contains("banana"),
         "the resumed request holds the earlier turns"
@@ -448,8 +447,7 @@ async fn resume_and_fork_into_another_directory() {
     claude.send("and now?").unwrap();
     until_result(&mut events).await;
     assert_eq!(claude.session_id().as_deref(), Some(new_id.as_str()));
-    let history =
-        serde_json::to_string(model.message_requests().last().unwrap().messages()).unwrap();
+    let history = last_history(&model);
     assert!(
         history.contains("apple") && !history.contains("banana"),
         "{history}"
@@ -487,8 +485,7 @@ async fn a_truncated_resume_drops_the_turn_it_names_and_refuses_another() {
     let (claude, mut events) = Claude::start(options).await.unwrap();
     claude.send("go on").unwrap();
     until_result(&mut events).await;
-    let history =
-        serde_json::to_string(model.message_requests().last().unwrap().messages()).unwrap();
+    let history = last_history(&model);
     assert!(
         history.contains("apple") && !history.contains("banana"),
         "{history}"
@@ -512,6 +509,11 @@ async fn a_truncated_resume_drops_the_turn_it_names_and_refuses_another() {
         error.contains("Resume rejected by --resume-drops-turn"),
         "{error}"
     );
+}
+
+/// The conversation the model was last sent, as JSON text.
+fn last_history(model: &FakeModel) -> String {
+    serde_json::to_string(model.message_requests().last().unwrap().messages()).unwrap()
 }
 
 /// The uuid of the first assistant line among `seen`.
