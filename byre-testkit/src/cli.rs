@@ -33,11 +33,11 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::npm::{self, installed_bin, CLI_PACKAGE};
 
 /// The CLI version byre is tested against: every message it writes is fully modelled.
-pub const PINNED_CLI_VERSION: &str = "2.1.332";
+pub const PINNED_CLI_VERSION: &str = "2.1.337";
 
 /// The older CLI versions byre's real-CLI suites also run on (`cargo xtask test`), where
 /// tests assert behaviour and report, rather than fail on, what byre does not model.
-pub const MATRIX_CLI_VERSIONS: &[&str] = &["2.1.328"];
+pub const MATRIX_CLI_VERSIONS: &[&str] = &["2.1.332", "2.1.328"];
 
 /// How long `claude --version` may take.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(60);

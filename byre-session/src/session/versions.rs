@@ -15,7 +15,7 @@ use super::StartFailure;
 pub const OLDEST_SUPPORTED_CLI: CliVersionNumber = CliVersionNumber(2, 1, 328);
 
 /// The newest CLI byre was tested against (its pinned CLI).
-pub const NEWEST_TESTED_CLI: CliVersionNumber = CliVersionNumber(2, 1, 332);
+pub const NEWEST_TESTED_CLI: CliVersionNumber = CliVersionNumber(2, 1, 337);
 
 /// What byre makes of a CLI's version.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,7 +66,8 @@ mod tests {
         let of = |v| CliSupport::of(&answer(v), min);
         assert!(matches!(of(Some("2.1.328")), CliSupport::Tested(_)));
         assert!(matches!(of(Some("2.1.332")), CliSupport::Tested(_)));
-        assert!(matches!(of(Some("2.1.333")), CliSupport::Untested(_)));
+        assert!(matches!(of(Some("2.1.337")), CliSupport::Tested(_)));
+        assert!(matches!(of(Some("2.1.338")), CliSupport::Untested(_)));
         assert!(matches!(of(Some("2.1.327")), CliSupport::TooOld(_)));
         assert!(matches!(of(Some("1.9.999")), CliSupport::TooOld(_)));
         assert_eq!(of(None), CliSupport::Unknown);

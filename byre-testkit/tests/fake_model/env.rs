@@ -7,8 +7,8 @@ use std::net::TcpListener;
 use std::path::PathBuf;
 
 use byre_testkit::{
-    claude_bin, claude_bin_version, cli_under_test, cli_version, ClaudeEnv, OFFLINE_API_KEY,
-    PINNED_CLI_VERSION,
+    claude_bin, claude_bin_version, cli_under_test, cli_version, install_dir, ClaudeEnv,
+    OFFLINE_API_KEY, PINNED_CLI_VERSION,
 };
 
 /// The provisioned CLI, or a failure that says why.
@@ -42,7 +42,8 @@ fn provisioning_gives_the_pinned_cli() {
     assert_eq!(claude_bin().unwrap(), bin);
     // The pinned version is always to be had, in a folder of its own.
     let pinned = claude_bin_version(PINNED_CLI_VERSION).unwrap_or_else(|e| panic!("{e}"));
-    assert!(pinned.ends_with(format!("{PINNED_CLI_VERSION}/node_modules/.bin/claude")));
+    let folder = install_dir().unwrap().join(PINNED_CLI_VERSION);
+    assert_eq!(pinned, byre_testkit::installed_bin(&folder));
     assert_eq!(cli_version(&pinned).unwrap(), PINNED_CLI_VERSION);
     assert!(claude_bin_version("1.0; rm").is_err());
 }
