@@ -120,11 +120,15 @@ pub fn latest_cli_version() -> Result<String, ProvisionError> {
 
 /// Every SDK release with the CLI version it bundles: `(sdk, cli)`.
 fn bundled_versions(version: &str) -> Result<Vec<(String, String)>, ProvisionError> {
-    let text = view(&[&format!("{SDK_PACKAGE}@*"), "claudeCodeVersion"], version)?;
+    // Every release (`@*` would name only `latest`).
+    let text = view(
+        &[&format!("{SDK_PACKAGE}@>=0.0.0"), "claudeCodeVersion"],
+        version,
+    )?;
     Ok(parse_bundled(&text))
 }
 
-/// Reads `npm view <package>@* <field>` over many releases: one `<package>@<version> '<value>'`
+/// Reads `npm view <package>@<range> <field>` over many releases: one `<package>@<version> '<value>'`
 /// a line.
 fn parse_bundled(text: &str) -> Vec<(String, String)> {
     text.lines()
