@@ -128,8 +128,8 @@ fn bundled_versions(version: &str) -> Result<Vec<(String, String)>, ProvisionErr
     Ok(parse_bundled(&text))
 }
 
-/// Reads `npm view <package>@<range> <field>` over many releases: one `<package>@<version> '<value>'`
-/// a line.
+/// Reads `npm view <package>@<range> <field>` over many releases: one
+/// `<package>@<version> '<value>'` a line.
 fn parse_bundled(text: &str) -> Vec<(String, String)> {
     text.lines()
         .filter_map(|line| {
