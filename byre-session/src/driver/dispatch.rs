@@ -40,6 +40,8 @@ impl Driver {
             ),
         };
         if let Err(e) = self.session.check_open() {
+            // An answer to the caller, not a write of the user's data: a caller that stopped
+            // waiting for it (its future dropped) has nothing to be told.
             let _ = reply.send(Err(Error::Closed(e.to_string())));
             return;
         }
