@@ -9,6 +9,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::errors::CliError;
 
+/// How long a turn may hear nothing from the CLI before `run` and `chat` stop it, in seconds.
+const DEFAULT_STALL_TIMEOUT: f64 = 300.0;
+
 /// Drive the Claude Code CLI from a terminal: run one prompt, chat, or replay a transcript.
 #[derive(Debug, Parser)]
 #[command(name = "byre", version, about, long_about = None)]
@@ -59,6 +62,10 @@ pub(crate) enum Command {
         /// At most this many.
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
+        /// Leave out the sessions a program started (the SDKs', byre's, a daemon's, those
+        /// another session started): the user's own only.
+        #[arg(long, conflicts_with = "store")]
+        hide_programmatic: bool,
         #[command(flatten)]
         stored: StoredSessions,
     },
@@ -185,6 +192,11 @@ pub(crate) struct SessionArgs {
     /// (60 by default).
     #[arg(long, value_name = "SECS")]
     pub(crate) request_timeout: Option<f64>,
+    /// End a turn that hears nothing from the CLI for this many seconds (300 by default; 0
+    /// waits for ever): the CLI is stopped and byre exits 75. A running tool's heartbeat
+    /// (every 30 s) and time spent waiting for an answer from you count as life.
+    #[arg(long, value_name = "SECS")]
+    pub(crate) stall_timeout: Option<f64>,
     /// Replace the CLI's system prompt.
     #[arg(long, value_name = "TEXT")]
     pub(crate) system_prompt: Option<String>,
@@ -296,6 +308,12 @@ impl SessionArgs {
             let timeout = std::time::Duration::try_from_secs_f64(secs)
                 .map_err(|_| CliError::BadTimeout(secs))?;
             options = options.request_timeout(timeout);
+        }
+        let stall = self.stall_timeout.unwrap_or(DEFAULT_STALL_TIMEOUT);
+        if stall > 0.0 {
+            let after = std::time::Duration::try_from_secs_f64(stall)
+                .map_err(|_| CliError::BadTimeout(stall))?;
+            options = options.stall_timeout(after);
         }
         if let Some(prompt) = &self.system_prompt {
             options = options.system_prompt(prompt);

@@ -21,13 +21,18 @@ fn history() -> Result<SessionHistory, CliError> {
         .ok_or_else(|| CliError::History("neither CLAUDE_CONFIG_DIR nor HOME is set".into()))
 }
 
-/// Lists sessions: of `cwd` (default: the current directory), or of every project.
+/// Lists sessions: of `cwd` (default: the current directory), or of every project; only
+/// those a person started with `hide_programmatic`.
 pub(crate) fn sessions(
     cwd: Option<PathBuf>,
     all: bool,
     limit: Option<usize>,
+    hide_programmatic: bool,
 ) -> Result<ExitCode, CliError> {
-    let history = history()?;
+    let mut history = history()?;
+    if hide_programmatic {
+        history = history.without_programmatic();
+    }
     let listed = if all {
         history.list_all(0, limit)
     } else {
@@ -73,11 +78,14 @@ fn project_key(store_project: Option<String>, cwd: Option<PathBuf>) -> Result<St
     ))
 }
 
-/// One line a session, newest first: id, age, size, label.
+/// One line a session, newest first: id, age, size, label (`[archived]` first when it is).
 fn print_sessions(listed: &[SessionInfo]) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     for info in listed {
-        let label = info.label().map(one_line).unwrap_or_default();
+        let mut label = info.label().map(one_line).unwrap_or_default();
+        if info.archived == Some(true) {
+            label = format!("[archived] {label}");
+        }
         let line = format!(
             "{}  {}  {:>8}  {label}",
             info.session_id,

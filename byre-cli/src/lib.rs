@@ -110,10 +110,11 @@ pub async fn main_with(args: impl IntoIterator<Item = OsString>, setup: Setup) -
             cwd,
             all,
             limit,
+            hide_programmatic,
             stored,
         } => match stored.store {
             Some(url) => history::stored_sessions(&url, stored.store_project, cwd, limit).await,
-            None => history::sessions(cwd, all, limit),
+            None => history::sessions(cwd, all, limit, hide_programmatic),
         },
         args::Command::Show { session, stored } => match stored.store {
             Some(url) => history::show_stored(&session, &url, stored.store_project).await,

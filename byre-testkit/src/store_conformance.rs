@@ -13,7 +13,11 @@
 
 use std::sync::Arc;
 
-use byre_transport::store::{SessionKey, SessionStore, StoreError};
+use byre_transport::store::{
+    fork_session, list_stored, rename_session, stored_info, stored_log, tag_session, SessionKey,
+    SessionStore, SessionSummary, StoreError,
+};
+use byre_transport::{SessionInfo, SessionLog};
 use serde_json::{json, Value};
 
 /// The checks [`store_conformance`] runs, in order.
@@ -34,6 +38,9 @@ pub const STORE_CHECKS: &[&str] = &[
     "entries come back as written: unicode, nesting, numbers, unknown fields",
     "keys that would leave the store's root are refused",
     "concurrent appends to different sessions all land",
+    "a kept summary is what the session's entries read whole give, and as new as the session",
+    "a kept summary goes with its session's delete, and a subagent's entries do not change it",
+    "a title, a tag and a fork made through the store show in its listing and its reads",
 ];
 
 const P: &str = "-conformance-project";
@@ -242,6 +249,147 @@ async fn check(n: usize, store: &dyn SessionStore) -> Outcome {
             }
             eq(ids(store, P).await?.len(), 16)
         }
+        16 => {
+            let [first, second, third] = session_batches();
+            append(main.clone(), first.clone()).await?;
+            append(sub.clone(), vec![e(9)]).await?;
+            append(main.clone(), second.clone()).await?;
+            append(main.clone(), third.clone()).await?;
+            let Some(summaries) = summaries(store, P).await? else {
+                return Ok(());
+            };
+            let all: Vec<Value> = [first, second, third].concat();
+            let whole = whole_info(&all);
+            let [summary] = summaries.as_slice() else {
+                return Err(format!("{} summaries, want 1", summaries.len()));
+            };
+            eq(&summary.session_id, &S1.to_owned())?;
+            eq(same_fields(summary.info()), same_fields(whole))?;
+            let listed = store.list_sessions(P).await.map_err(err)?;
+            ensure(summary.mtime_ms >= listed[0].mtime_ms, || {
+                format!(
+                    "the summary's time {} is older than the session's {}",
+                    summary.mtime_ms, listed[0].mtime_ms
+                )
+            })
+        }
+        17 => {
+            let [first, ..] = session_batches();
+            append(main.clone(), first.clone()).await?;
+            append(other.clone(), first.clone()).await?;
+            let Some(before) = summaries(store, P).await? else {
+                return Ok(());
+            };
+            append(sub, vec![json!({"type": "tag", "tag": "sub"})]).await?;
+            let after = summaries(store, P).await?.unwrap_or_default();
+            let tags = |list: &[SessionSummary]| {
+                let mut tags: Vec<_> = list.iter().map(|s| s.data.tag.clone()).collect();
+                tags.sort();
+                tags
+            };
+            eq(tags(&after), tags(&before))?;
+            store.delete(&main).await.map_err(err)?;
+            let left = summaries(store, P).await?.unwrap_or_default();
+            eq(
+                left.iter()
+                    .map(|s| s.session_id.clone())
+                    .collect::<Vec<_>>(),
+                vec![S2.to_owned()],
+            )
+        }
+        18 => {
+            let [first, ..] = session_batches();
+            append(main.clone(), first).await?;
+            rename_session(store, &main, "Renamed").await.map_err(err)?;
+            tag_session(store, &main, Some("review"))
+                .await
+                .map_err(err)?;
+            let fork = fork_session(store, &main, None, None).await.map_err(err)?;
+            let listed = list_stored(store, P, 0, None).await.map_err(err)?;
+            let get = |id: &str| listed.iter().find(|i| i.session_id == id).cloned();
+            let source = get(S1).ok_or("the source is not listed")?;
+            eq(source.title.as_deref(), Some("Renamed"))?;
+            eq(source.tag.as_deref(), Some("review"))?;
+            let forked = get(&fork).ok_or("the fork is not listed")?;
+            eq(forked.title.as_deref(), Some("Renamed (fork)"))?;
+            eq(forked.first_prompt, source.first_prompt)?;
+            let info = stored_info(store, &main).await.map_err(err)?;
+            eq(info.and_then(|i| i.title), Some("Renamed".to_owned()))?;
+            let forked_key = SessionKey::main(P, fork.as_str());
+            let log = stored_log(store, &forked_key).await.map_err(err)?;
+            let log = log.ok_or("the fork's transcript is not stored")?;
+            let chain: Vec<_> = log.entries.iter().filter(|e| e.kind.is_chain()).collect();
+            ensure(
+                !chain.is_empty() && chain.iter().all(|e| e.forked_from.is_some()),
+                || format!("the fork's entries are not marked as copies: {chain:?}"),
+            )?;
+            tag_session(store, &main, None).await.map_err(err)?;
+            let listed = list_stored(store, P, 0, None).await.map_err(err)?;
+            let source = listed.iter().find(|i| i.session_id == S1);
+            eq(source.and_then(|i| i.tag.clone()), None)?;
+            let unknown = SessionKey::main(P, "00000000-0000-4000-8000-00000000dead");
+            ensure(rename_session(store, &unknown, "x").await.is_err(), || {
+                "a session the store does not hold was renamed".into()
+            })
+        }
         _ => Err(format!("no check {n}")),
     }
+}
+
+/// A small session in three appends, as the CLI writes one: a prompt, an answer, a title
+/// the CLI made, a tag, the last prompt, a second exchange on another branch.
+fn session_batches() -> [Vec<Value>; 3] {
+    let chain = |kind: &str, uuid: &str, parent: Option<&str>, content: &str, branch: &str| {
+        json!({
+            "type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": S1,
+            "timestamp": format!("2026-01-0{}T10:00:00.000Z", uuid.len() % 9 + 1),
+            "cwd": "/work/project", "gitBranch": branch, "entrypoint": "sdk-byre",
+            "message": {"role": kind, "content": content},
+        })
+    };
+    [
+        vec![
+            chain("user", "u1", None, "the first question", "main"),
+            chain("assistant", "a1", Some("u1"), "an answer", "main"),
+        ],
+        vec![
+            json!({"type": "ai-title", "aiTitle": "Questions", "sessionId": S1}),
+            json!({"type": "tag", "tag": "triage", "sessionId": S1}),
+        ],
+        vec![
+            chain("user", "u2", Some("a1"), "the second question", "feature"),
+            chain("assistant", "a2", Some("u2"), "another answer", "feature"),
+            json!({"type": "last-prompt", "lastPrompt": "the second question", "sessionId": S1}),
+        ],
+    ]
+}
+
+/// The summaries the store keeps; `None` when it keeps none.
+async fn summaries(
+    store: &dyn SessionStore,
+    project: &str,
+) -> Result<Option<Vec<SessionSummary>>, String> {
+    match store.list_session_summaries(project).await {
+        Ok(list) => Ok(Some(list)),
+        Err(StoreError::Unsupported(_)) => Ok(None),
+        Err(e) => Err(err(e)),
+    }
+}
+
+/// What a picker shows of `entries` read whole.
+fn whole_info(entries: &[Value]) -> Option<SessionInfo> {
+    let size = entries
+        .iter()
+        .map(|v| serde_json::to_vec(v).map_or(0, |line| line.len() as u64 + 1))
+        .sum();
+    let log = SessionLog::from_values(entries.to_vec());
+    SessionInfo::from_entries(S1, &log.entries, std::time::UNIX_EPOCH, size)
+}
+
+/// A listing's fields but its time (a summary has the store's, a whole read none).
+fn same_fields(info: Option<SessionInfo>) -> Option<SessionInfo> {
+    info.map(|mut info| {
+        info.modified = std::time::UNIX_EPOCH;
+        info
+    })
 }

@@ -12,9 +12,11 @@ use byre_proto::{EntryKind, SessionEntry};
 
 use crate::worktrees::worktrees;
 
+mod archive;
+pub(crate) mod edit;
 mod info;
 
-pub use info::{session_info, SessionInfo};
+pub use info::{session_info, SessionInfo, SummaryData};
 
 /// The longest project folder name before the CLI shortens it with a hash.
 const MAX_PROJECT_NAME: usize = 200;
@@ -74,6 +76,7 @@ fn base36(mut n: u32) -> String {
 #[derive(Debug, Clone)]
 pub struct SessionHistory {
     config_dir: PathBuf,
+    programmatic: bool,
 }
 
 impl SessionHistory {
@@ -81,7 +84,17 @@ impl SessionHistory {
     pub fn new(config_dir: impl Into<PathBuf>) -> Self {
         SessionHistory {
             config_dir: config_dir.into(),
+            programmatic: true,
         }
+    }
+
+    /// The same history, whose listings leave out the sessions a program started
+    /// ([`SessionInfo::programmatic`]: the SDKs', byre's, a daemon's, those another session
+    /// started), as a picker of the user's own sessions shows them. Listings include them by
+    /// default.
+    pub fn without_programmatic(mut self) -> Self {
+        self.programmatic = false;
+        self
     }
 
     /// The history the CLI would use here ([`config_dir`]).
@@ -136,7 +149,7 @@ impl SessionHistory {
                 }
             }
         }
-        list_dirs(&dirs, offset, limit)
+        self.list_dirs(&dirs, offset, limit)
     }
 
     /// The sessions of the project at `cwd` alone (no other worktree), newest first.
@@ -147,7 +160,7 @@ impl SessionHistory {
         limit: Option<usize>,
     ) -> Vec<SessionInfo> {
         let dirs: Vec<PathBuf> = self.project_dir(cwd).into_iter().collect();
-        list_dirs(&dirs, offset, limit)
+        self.list_dirs(&dirs, offset, limit)
     }
 
     /// The sessions of every project, newest first.
@@ -159,7 +172,7 @@ impl SessionHistory {
             .map(|e| e.path())
             .filter(|p| p.is_dir())
             .collect();
-        list_dirs(&dirs, offset, limit)
+        self.list_dirs(&dirs, offset, limit)
     }
 
     /// The file of session `id` in any project.
@@ -177,6 +190,42 @@ impl SessionHistory {
 }
 
 impl SessionHistory {
+    /// The sessions in `dirs`, newest first, skipping `offset` and giving at most `limit`. The
+    /// files are sorted by modification time first, so only the page's files (and any that turn
+    /// out empty before it) are read.
+    fn list_dirs(&self, dirs: &[PathBuf], offset: usize, limit: Option<usize>) -> Vec<SessionInfo> {
+        let mut seen = HashSet::new();
+        let mut files = Vec::new();
+        for dir in dirs {
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                let Some(id) = path
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.strip_suffix(".jsonl"))
+                else {
+                    continue;
+                };
+                if !is_session_id(id) || !seen.insert(id.to_owned()) {
+                    continue;
+                }
+                let modified = entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .unwrap_or(SystemTime::UNIX_EPOCH);
+                files.push((modified, path));
+            }
+        }
+        files.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
+        files
+            .iter()
+            .filter_map(|(_, path)| session_info(path).ok().flatten())
+            .filter(|info| self.programmatic || !info.programmatic)
+            .skip(offset)
+            .take(limit.unwrap_or(usize::MAX))
+            .collect()
+    }
+
     /// The file of session `id`, or a `NotFound` error naming it.
     fn file(&self, id: &str) -> io::Result<PathBuf> {
         self.find(id).ok_or_else(|| {
@@ -189,23 +238,27 @@ impl SessionHistory {
 
     /// Gives session `id` a title, as the CLI's `/rename` does (a `custom-title` entry).
     pub fn rename(&self, id: &str, title: &str) -> io::Result<()> {
-        let title = title.trim();
-        if title.is_empty() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "an empty title",
-            ));
-        }
-        let entry =
-            serde_json::json!({"type": "custom-title", "customTitle": title, "sessionId": id});
-        append(&self.file(id)?, &[entry])
+        append(&self.file(id)?, &[edit::title_entry(id, title)?])
     }
 
-    /// Tags session `id` (`None` clears its tag): a `tag` entry.
+    /// Tags session `id` (`None` clears its tag): a `tag` entry. The tag is trimmed and loses
+    /// control, zero-width, direction-mark and private-use characters; a tag left empty is
+    /// refused.
     pub fn tag(&self, id: &str, tag: Option<&str>) -> io::Result<()> {
-        let tag = tag.map(str::trim).unwrap_or_default();
-        let entry = serde_json::json!({"type": "tag", "tag": tag, "sessionId": id});
-        append(&self.file(id)?, &[entry])
+        append(&self.file(id)?, &[edit::tag_entry(id, tag)?])
+    }
+
+    /// Archives session `id`: a mark beside its file (`<session>/archived.json`, as the
+    /// TypeScript SDK writes it; the file itself is not touched). Listings still give it,
+    /// with [`SessionInfo::archived`] `Some(true)`, until it is unarchived or the user types a
+    /// prompt in it.
+    pub fn archive(&self, id: &str) -> io::Result<()> {
+        archive::write_mark(&self.file(id)?, true)
+    }
+
+    /// Unarchives session `id` ([`SessionInfo::archived`] `Some(false)`).
+    pub fn unarchive(&self, id: &str) -> io::Result<()> {
+        archive::write_mark(&self.file(id)?, false)
     }
 
     /// Deletes session `id`: its file and its folder (subagents, tool results).
@@ -221,67 +274,14 @@ impl SessionHistory {
 
     /// Copies session `id` into a new session beside it, its conversation only (up to and
     /// including message `up_to` when given), every entry with a new id and the new session's
-    /// id, each marked `forkedFrom` the entry it copies. Returns the new session's id; resume
-    /// it as any other.
+    /// id, each marked `forkedFrom` the entry it copies, titled as the source with " (fork)"
+    /// (its first prompt where it has no title). Returns the new session's id; resume it as
+    /// any other.
     pub fn fork(&self, id: &str, up_to: Option<&str>) -> io::Result<String> {
         let path = self.file(id)?;
         let log = SessionLog::read(&path)?;
-        let mut kept: Vec<&SessionEntry> = Vec::new();
-        for entry in &log.entries {
-            if !entry.kind.is_chain()
-                || entry.kind == EntryKind::PROGRESS
-                || entry.is_sidechain == Some(true)
-                || entry.uuid.is_none()
-            {
-                continue;
-            }
-            kept.push(entry);
-            if up_to.is_some() && entry.uuid.as_deref() == up_to {
-                break;
-            }
-        }
-        if let Some(at) = up_to {
-            if kept.last().and_then(|e| e.uuid.as_deref()) != Some(at) {
-                return Err(io::Error::new(
-                    io::ErrorKind::NotFound,
-                    format!("no message {at} in session {id}"),
-                ));
-            }
-        }
-        let new_id = new_uuid();
-        let ids: HashMap<&str, String> = kept
-            .iter()
-            .filter_map(|e| e.uuid.as_deref())
-            .map(|u| (u, new_uuid()))
-            .collect();
-        let mut out = Vec::with_capacity(kept.len() + 1);
-        for entry in kept {
-            let old = entry.uuid.clone().unwrap_or_default();
-            let mut copy = entry.clone();
-            copy.uuid = ids.get(old.as_str()).cloned();
-            // A parent that was not copied (a progress entry) is skipped to its own parent.
-            copy.parent_uuid = entry
-                .parent_uuid
-                .as_deref()
-                .and_then(|p| ancestor_copied(p, &log, &ids).and_then(|a| ids.get(a).cloned()));
-            copy.logical_parent_uuid = entry
-                .logical_parent_uuid
-                .as_deref()
-                .and_then(|p| ids.get(p).cloned());
-            copy.session_id = Some(new_id.clone());
-            copy.is_sidechain = Some(false);
-            copy.forked_from = Some(serde_json::json!({"sessionId": id, "messageUuid": old}));
-            out.push(serde_json::to_value(&copy).map_err(io::Error::other)?);
-        }
-        if let Some(title) = session_info(&path)?.and_then(|i| i.title) {
-            out.push(serde_json::json!({
-                "type": "custom-title",
-                "customTitle": format!("{title} (fork)"),
-                "sessionId": new_id,
-            }));
-        }
-        let target = path.with_file_name(format!("{new_id}.jsonl"));
-        append(&target, &out)?;
+        let (new_id, entries) = edit::fork_entries(id, &log, up_to, None)?;
+        append(&path.with_file_name(format!("{new_id}.jsonl")), &entries)?;
         Ok(new_id)
     }
 }
@@ -344,23 +344,6 @@ impl SessionHistory {
     }
 }
 
-/// The nearest of `uuid` and its ancestors that was copied.
-fn ancestor_copied<'a>(
-    uuid: &'a str,
-    log: &'a SessionLog,
-    ids: &HashMap<&str, String>,
-) -> Option<&'a str> {
-    let mut at = uuid;
-    for _ in 0..log.entries.len() + 1 {
-        if ids.contains_key(at) {
-            return Some(at);
-        }
-        let entry = log.entries.iter().find(|e| e.uuid.as_deref() == Some(at))?;
-        at = entry.parent_uuid.as_deref()?;
-    }
-    None
-}
-
 /// Appends `entries` to the session file at `path` (created, readable by its owner only).
 fn append(path: &Path, entries: &[serde_json::Value]) -> io::Result<()> {
     use std::io::Write;
@@ -375,41 +358,6 @@ fn append(path: &Path, entries: &[serde_json::Value]) -> io::Result<()> {
         text.push('\n');
     }
     file.write_all(text.as_bytes())
-}
-
-/// The sessions in `dirs`, newest first, skipping `offset` and giving at most `limit`. The
-/// files are sorted by modification time first, so only the page's files (and any that turn
-/// out empty before it) are read.
-fn list_dirs(dirs: &[PathBuf], offset: usize, limit: Option<usize>) -> Vec<SessionInfo> {
-    let mut seen = HashSet::new();
-    let mut files = Vec::new();
-    for dir in dirs {
-        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            let Some(id) = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_suffix(".jsonl"))
-            else {
-                continue;
-            };
-            if !is_session_id(id) || !seen.insert(id.to_owned()) {
-                continue;
-            }
-            let modified = entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .unwrap_or(SystemTime::UNIX_EPOCH);
-            files.push((modified, path));
-        }
-    }
-    files.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
-    files
-        .iter()
-        .filter_map(|(_, path)| session_info(path).ok().flatten())
-        .skip(offset)
-        .take(limit.unwrap_or(usize::MAX))
-        .collect()
 }
 
 /// Whether `id` has the form of a session id (a UUID).

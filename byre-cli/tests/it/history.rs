@@ -40,6 +40,10 @@ async fn sessions_lists_them_newest_first_and_show_prints_one() {
     )
     .await;
     assert_eq!(limited.stdout.lines().count(), 1, "{limited:?}");
+    // byre started both (the CLI wrote entrypoint sdk-byre): a program's, not the user's own.
+    let people = output(offline.command(&["sessions", "--hide-programmatic"]), None).await;
+    assert!(people.status.success(), "{people:?}");
+    assert_eq!(people.stdout.lines().count(), 0, "{people:?}");
 
     let shown = output(offline.command(&["show", &second_id]), None).await;
     assert!(shown.status.success(), "{shown:?}");

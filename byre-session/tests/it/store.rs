@@ -100,6 +100,44 @@ async fn every_entry_the_cli_writes_is_mirrored_to_the_store() {
     let sessions = store.list_sessions(&key.project_key).await.unwrap();
     assert_eq!(sessions.len(), 1);
     assert_eq!(sessions[0].session_id, id);
+    // The summary the store kept as the CLI wrote is what the session read whole gives, and
+    // what the session's file on disk gives.
+    let summaries = store
+        .list_session_summaries(&key.project_key)
+        .await
+        .unwrap();
+    let from_summary = summaries[0].info().expect("a main chain");
+    let whole = byre_session::transport::store::stored_info(&*store, &key)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        from_summary.first_prompt.as_deref(),
+        Some("the first question")
+    );
+    assert_eq!(from_summary.entrypoint.as_deref(), Some("sdk-byre"));
+    for (a, b) in [
+        (&from_summary.title, &whole.title),
+        (&from_summary.first_prompt, &whole.first_prompt),
+        (&from_summary.last_prompt, &whole.last_prompt),
+        (&from_summary.cwd, &whole.cwd),
+        (&from_summary.git_branch, &whole.git_branch),
+        (&from_summary.created, &whole.created),
+        (&from_summary.last_typed_at, &whole.last_typed_at),
+    ] {
+        assert_eq!(a, b, "{from_summary:?} against {whole:?}");
+    }
+    assert_eq!(from_summary.size, whole.size);
+    let on_disk = byre_session::transport::session_info(
+        &env.home()
+            .join(".claude/projects")
+            .join(&key.project_key)
+            .join(format!("{id}.jsonl")),
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!(from_summary.first_prompt, on_disk.first_prompt);
+    assert_eq!(from_summary.last_prompt, on_disk.last_prompt);
 }
 
 /// Runs one turn that asks to use a tool, and gives how many transcripts the store held

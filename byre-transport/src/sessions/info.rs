@@ -33,6 +33,19 @@ pub struct SessionInfo {
     pub git_branch: Option<String>,
     /// When its first entry was written (ISO 8601).
     pub created: Option<String>,
+    /// How the CLI was started (`cli`; `sdk-ts`, `sdk-py`, `sdk-cli`, `sdk-byre` when a
+    /// program drove it).
+    pub entrypoint: Option<String>,
+    /// Whether a program started it rather than a person: its entrypoint is one of the SDKs'
+    /// (`sdk-…`, byre's `sdk-byre` too), or its first entry marks it a session another
+    /// session's tool started (`nestedSession`) or a daemon's (`sessionKind`).
+    pub programmatic: bool,
+    /// When the user last typed a prompt in it (ISO 8601).
+    pub last_typed_at: Option<String>,
+    /// Whether it is archived ([`SessionHistory::archive`](crate::SessionHistory::archive)):
+    /// `None` when it never was (and for a session in a store), `Some(false)` when it was
+    /// unarchived, or a prompt was typed in it after it was archived.
+    pub archived: Option<bool>,
     /// When it last changed (the file's time, or the store's).
     pub modified: SystemTime,
     /// Its size in bytes (as JSONL, for a session in a store).
@@ -80,14 +93,18 @@ pub fn session_info(path: &Path) -> io::Result<Option<SessionInfo>> {
     } else {
         read_window(&mut file, tail_start, size - tail_start)?
     };
-    Ok(summarize(
+    let info = summarize(
         session_id,
         Some(path.to_path_buf()),
         &entries_in(&head, false),
         &entries_in(&tail, tail_start > 0),
         meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
         size,
-    ))
+    );
+    Ok(info.map(|mut info| {
+        info.archived = super::archive::archived(path, info.last_typed_at.as_deref());
+        info
+    }))
 }
 
 /// What a picker shows, from the entries at the start of a session (`head`) and at its end
@@ -100,57 +117,137 @@ fn summarize(
     modified: SystemTime,
     size: u64,
 ) -> Option<SessionInfo> {
-    let mut info = SessionInfo {
-        session_id,
-        path,
-        title: None,
-        first_prompt: None,
-        last_prompt: None,
-        tag: None,
-        cwd: None,
-        git_branch: None,
-        created: None,
-        modified,
-        size,
-    };
-    let mut main_seen = false;
-    for entry in head {
-        if entry.kind.is_chain() && entry.is_sidechain != Some(true) {
-            main_seen = true;
-            info.created = info.created.take().or_else(|| entry.timestamp.clone());
-            info.cwd = info.cwd.take().or_else(|| entry.cwd.clone());
-        }
-        if info.first_prompt.is_none() && is_typed_prompt(entry) {
-            info.first_prompt = entry.text().map(|t| shorten(&t));
-        }
-    }
-    let mut custom = None;
-    let mut ai = None;
-    let mut summary = None;
+    let mut data = SummaryData::default();
     for entry in head.iter().chain(tail) {
-        match entry.kind.as_str() {
-            "custom-title" => custom = entry.custom_title.clone().or(custom),
-            "ai-title" => ai = entry.ai_title.clone().or(ai),
-            "tag" => info.tag = entry.tag.clone().filter(|t| !t.is_empty()),
-            "last-prompt" => {
-                info.last_prompt = entry.last_prompt.clone().or(info.last_prompt.take())
+        data.fold(entry);
+    }
+    data.size = size;
+    data.info(session_id, path, modified)
+}
+
+/// What a picker shows of a session, folded from its entries one at a time, so a store can
+/// keep it beside the session and update it with each append instead of reading the whole
+/// session to list it ([`SessionStore::list_session_summaries`](crate::store::SessionStore)).
+/// Folding every entry of a session gives what [`SessionInfo::from_entries`] gives.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
+pub struct SummaryData {
+    /// Whether an entry of the main chain was seen (a subagent's side chain alone is not a
+    /// session to list).
+    pub main_seen: bool,
+    /// The first main-chain entry's time (ISO 8601).
+    pub created: Option<String>,
+    /// The first main-chain entry's working directory.
+    pub cwd: Option<String>,
+    /// How the CLI that wrote the first main-chain entry was started (`cli`, `sdk-ts`, ...).
+    pub entrypoint: Option<String>,
+    /// Whether a program started it ([`SessionInfo::programmatic`]).
+    pub programmatic: bool,
+    /// The first prompt the user typed (at most 200 characters).
+    pub first_prompt: Option<String>,
+    /// When the user last typed a prompt (ISO 8601).
+    pub last_typed_at: Option<String>,
+    /// The last title the user gave.
+    pub custom_title: Option<String>,
+    /// The last title the CLI made.
+    pub ai_title: Option<String>,
+    /// The tag (the last `tag` entry's, `None` once cleared).
+    pub tag: Option<String>,
+    /// The last `last-prompt` entry's prompt.
+    pub last_prompt: Option<String>,
+    /// The last `summary` entry's text.
+    pub summary: Option<String>,
+    /// The last main-chain entry's git branch.
+    pub git_branch: Option<String>,
+    /// The session's size in bytes, as its JSONL.
+    pub size: u64,
+}
+
+impl SummaryData {
+    /// Takes one more entry into account, in the order of the session.
+    pub fn fold(&mut self, entry: &SessionEntry) {
+        let main = entry.kind.is_chain() && entry.is_sidechain != Some(true);
+        if main {
+            if !self.main_seen {
+                self.main_seen = true;
+                self.entrypoint = entry.entrypoint.clone();
+                self.programmatic = is_programmatic(entry);
             }
-            "summary" => summary = entry.summary.clone().or(summary),
+            self.created = self.created.take().or_else(|| entry.timestamp.clone());
+            self.cwd = self.cwd.take().or_else(|| entry.cwd.clone());
+            if let Some(branch) = &entry.git_branch {
+                self.git_branch = Some(branch.clone());
+            }
+        }
+        if is_typed_prompt(entry) {
+            if self.first_prompt.is_none() {
+                self.first_prompt = entry.text().map(|t| shorten(&t));
+            }
+            if entry.timestamp.is_some() {
+                self.last_typed_at = entry.timestamp.clone();
+            }
+        }
+        match entry.kind.as_str() {
+            "custom-title" => last(&mut self.custom_title, &entry.custom_title),
+            "ai-title" => last(&mut self.ai_title, &entry.ai_title),
+            "tag" => self.tag = entry.tag.clone().filter(|t| !t.is_empty()),
+            "last-prompt" => last(&mut self.last_prompt, &entry.last_prompt),
+            "summary" => last(&mut self.summary, &entry.summary),
             _ => {}
         }
-        if entry.kind.is_chain() && entry.is_sidechain != Some(true) {
-            main_seen = true;
-            if let Some(branch) = &entry.git_branch {
-                info.git_branch = Some(branch.clone());
-            }
+    }
+
+    /// What a picker shows of the session folded so far; `None` when none of its entries
+    /// belongs to its main chain.
+    pub fn info(
+        &self,
+        session_id: impl Into<String>,
+        path: Option<PathBuf>,
+        modified: SystemTime,
+    ) -> Option<SessionInfo> {
+        if !self.main_seen {
+            return None;
         }
+        Some(SessionInfo {
+            session_id: session_id.into(),
+            path,
+            title: self.custom_title.clone().or_else(|| self.ai_title.clone()),
+            first_prompt: self.first_prompt.clone(),
+            last_prompt: self.last_prompt.clone().or_else(|| self.summary.clone()),
+            tag: self.tag.clone(),
+            cwd: self.cwd.clone(),
+            git_branch: self.git_branch.clone(),
+            created: self.created.clone(),
+            entrypoint: self.entrypoint.clone(),
+            programmatic: self.programmatic,
+            last_typed_at: self.last_typed_at.clone(),
+            archived: None,
+            modified,
+            size: self.size,
+        })
     }
-    if !main_seen {
-        return None;
+}
+
+/// Whether the first main-chain entry of a session says a program started it.
+fn is_programmatic(entry: &SessionEntry) -> bool {
+    let sdk = entry
+        .entrypoint
+        .as_deref()
+        .is_some_and(|e| e.starts_with("sdk-"));
+    let nested = entry.extra.get("nestedSession") == Some(&serde_json::Value::Bool(true));
+    let daemon = matches!(
+        entry.extra.get("sessionKind").and_then(|k| k.as_str()),
+        Some("daemon" | "daemon-worker")
+    );
+    sdk || nested || daemon
+}
+
+/// `slot` becomes `value` when there is one.
+fn last(slot: &mut Option<String>, value: &Option<String>) {
+    if value.is_some() {
+        slot.clone_from(value);
     }
-    info.title = custom.or(ai);
-    info.last_prompt = info.last_prompt.take().or(summary);
-    Some(info)
 }
 
 /// Whether an entry is something the user typed (not a tool result, a note or a summary).

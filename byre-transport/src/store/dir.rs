@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{
-    from_jsonl, Batch, LeaseVersion, Loaded, SessionKey, SessionStore, StoreError, StoredLease,
-    StoredSession,
+    from_jsonl, Batch, LeaseVersion, Loaded, SessionKey, SessionStore, SessionSummary, StoreError,
+    StoredLease, StoredSession,
 };
 use crate::spawn::BoxFuture;
 
@@ -49,7 +49,7 @@ impl DirStore {
     }
 
     /// Refuses a path below the root that is, or passes through, a symbolic link.
-    fn inside(&self, path: &Path) -> Result<(), StoreError> {
+    pub(super) fn inside(&self, path: &Path) -> Result<(), StoreError> {
         let Ok(below) = path.strip_prefix(&self.root) else {
             return Ok(());
         };
@@ -100,12 +100,20 @@ impl DirStore {
             // its entries (each with its own uuid and time) are there already.
             return Ok(());
         }
+        let before = file
+            .metadata()
+            .map_err(|e| StoreError::io(context(), e))?
+            .len();
         // One write of whole lines: a reader never sees half of this append but its end.
         file.write_all(jsonl)
-            .map_err(|e| StoreError::io(context(), e))
+            .map_err(|e| StoreError::io(context(), e))?;
+        if key.subpath.is_none() && !jsonl.is_empty() {
+            self.fold_summary_now(key, before, jsonl)?;
+        }
+        Ok(())
     }
 
-    fn load_now(&self, key: &SessionKey) -> Result<Option<Loaded>, StoreError> {
+    pub(super) fn load_now(&self, key: &SessionKey) -> Result<Option<Loaded>, StoreError> {
         let path = self.path(key)?;
         self.inside(&path)?;
         match read_no_follow(&path) {
@@ -197,15 +205,9 @@ impl DirStore {
             if !meta.is_file() {
                 continue;
             }
-            let mtime_ms = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_millis() as i64)
-                .unwrap_or_default();
             sessions.push(StoredSession {
                 session_id: id.to_owned(),
-                mtime_ms,
+                mtime_ms: mtime_ms(&meta),
             });
         }
         Ok(sessions)
@@ -233,6 +235,7 @@ impl DirStore {
         gone(fs::remove_file(&path))?;
         if key.subpath.is_none() {
             gone(fs::remove_dir_all(path.with_extension("")))?;
+            self.delete_summary_now(key)?;
         }
         Ok(())
     }
@@ -240,7 +243,7 @@ impl DirStore {
 
 /// A file opened for writing with mode 0600, never through a symbolic link (`append`: at
 /// its end; else from its start, truncated).
-fn private_file(path: &Path, append: bool) -> io::Result<fs::File> {
+pub(super) fn private_file(path: &Path, append: bool) -> io::Result<fs::File> {
     let mut open = fs::OpenOptions::new();
     open.create(true);
     if append {
@@ -255,6 +258,15 @@ fn private_file(path: &Path, append: bool) -> io::Result<fs::File> {
             .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits());
     }
     open.open(path)
+}
+
+/// A file's modification time in milliseconds since the Unix epoch.
+pub(super) fn mtime_ms(meta: &fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default()
 }
 
 /// Whether `file` ends with `bytes` (a batch appended already).
@@ -278,7 +290,7 @@ fn ends_with(file: &fs::File, bytes: &[u8]) -> io::Result<bool> {
 }
 
 /// A file's bytes, never read through a symbolic link.
-fn read_no_follow(path: &Path) -> io::Result<Vec<u8>> {
+pub(super) fn read_no_follow(path: &Path) -> io::Result<Vec<u8>> {
     let mut open = fs::OpenOptions::new();
     open.read(true);
     #[cfg(unix)]
@@ -396,6 +408,14 @@ impl SessionStore for DirStore {
     ) -> BoxFuture<'a, Result<Vec<StoredSession>, StoreError>> {
         let (store, project_key) = (self.clone(), project_key.to_owned());
         Box::pin(blocking(move || store.list_now(&project_key)))
+    }
+
+    fn list_session_summaries<'a>(
+        &'a self,
+        project_key: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<SessionSummary>, StoreError>> {
+        let (store, project_key) = (self.clone(), project_key.to_owned());
+        Box::pin(blocking(move || store.summaries_now(&project_key)))
     }
 
     fn list_subkeys<'a>(

@@ -7,7 +7,8 @@ use std::sync::Mutex;
 use serde_json::Value;
 
 use super::{
-    now_ms, LeaseVersion, SessionKey, SessionStore, StoreError, StoredLease, StoredSession,
+    fold_session_summary, now_ms, LeaseVersion, SessionKey, SessionStore, SessionSummary,
+    StoreError, StoredLease, StoredSession,
 };
 use crate::spawn::BoxFuture;
 
@@ -27,6 +28,8 @@ struct Inner {
     /// By (project, session, subpath): the entries and when they were last written.
     transcripts: BTreeMap<Slot, (Vec<Value>, i64)>,
     last_mtime: i64,
+    /// By (project, session): the summary of the main transcript.
+    summaries: BTreeMap<(String, String), SessionSummary>,
     /// By (project, session): the lease record and its version.
     leases: BTreeMap<(String, String), (Vec<u8>, u64)>,
     versions: u64,
@@ -82,6 +85,13 @@ impl SessionStore for MemoryStore {
             let (stored, at) = inner.transcripts.entry(slot(key)).or_default();
             stored.extend_from_slice(entries);
             *at = mtime;
+            if key.subpath.is_none() {
+                let place = (key.project_key.clone(), key.session_id.clone());
+                let prev = inner.summaries.remove(&place);
+                let mut summary = fold_session_summary(prev, key, entries);
+                summary.mtime_ms = mtime;
+                inner.summaries.insert(place, summary);
+            }
             Ok(())
         })
     }
@@ -137,11 +147,30 @@ impl SessionStore for MemoryStore {
                 Some(_) => {
                     inner.transcripts.remove(&slot(key));
                 }
-                None => inner
-                    .transcripts
-                    .retain(|(p, s, _), _| *p != key.project_key || *s != key.session_id),
+                None => {
+                    inner
+                        .transcripts
+                        .retain(|(p, s, _), _| *p != key.project_key || *s != key.session_id);
+                    let place = (key.project_key.clone(), key.session_id.clone());
+                    inner.summaries.remove(&place);
+                }
             }
             Ok(())
+        })
+    }
+
+    fn list_session_summaries<'a>(
+        &'a self,
+        project_key: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<SessionSummary>, StoreError>> {
+        Box::pin(async move {
+            let inner = self.inner.lock().expect("memory store");
+            Ok(inner
+                .summaries
+                .iter()
+                .filter(|((p, _), _)| p == project_key)
+                .map(|(_, summary)| summary.clone())
+                .collect())
         })
     }
 

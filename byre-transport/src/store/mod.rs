@@ -7,30 +7,35 @@
 use std::fmt;
 use std::io;
 use std::sync::Arc;
-use std::time::{Duration, UNIX_EPOCH};
 
 pub use byre_proto::{InvalidKey, SessionKey};
 use serde_json::Value;
-
-use crate::{SessionInfo, SessionLog};
 
 use crate::spawn::BoxFuture;
 
 mod batch;
 mod dir;
+mod dir_summary;
+mod edit;
 mod lease;
 mod materialize;
 mod memory;
 #[cfg(feature = "object-store")]
 mod object;
+#[cfg(feature = "object-store")]
+mod object_summary;
+mod summary;
 
+pub use crate::sessions::SummaryData;
 pub use batch::Batch;
 pub use dir::DirStore;
+pub use edit::{fork_session, rename_session, tag_session};
 pub use lease::{acquire_lease, Lease, LeaseHolder, LeaseVersion, StoredLease, DEFAULT_LEASE_TTL};
 pub use materialize::{import_session, materialize, Materialized, AGENT_METADATA, SCRATCH_PREFIX};
 pub use memory::MemoryStore;
 #[cfg(feature = "object-store")]
 pub use object::ObjectSessionStore;
+pub use summary::{fold_session_summary, list_stored, stored_info, stored_log, SessionSummary};
 
 /// The prefixes of the variables object storage is configured from, as `object_store` reads
 /// them (in any case): `AWS_*` (S3: keys, session token, region, endpoint, profile, web
@@ -219,6 +224,19 @@ pub trait SessionStore: Send + Sync + fmt::Debug {
         })
     }
 
+    /// The summaries of a project's sessions ([`fold_session_summary`] of every entry
+    /// appended to each main transcript, with the time of the append that folded it last), in
+    /// no particular order; empty for an unknown project. A store that keeps them updates a
+    /// session's summary in each [`append`](SessionStore::append) to its main transcript and
+    /// drops it with the session. By default: [`StoreError::Unsupported`], and
+    /// [`list_stored`] reads each session whole.
+    fn list_session_summaries<'a>(
+        &'a self,
+        _project_key: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<SessionSummary>, StoreError>> {
+        Box::pin(async { Err(StoreError::Unsupported("keep session summaries")) })
+    }
+
     /// The lease record of the session of `key` (its subpath ignored) and its version;
     /// `None` when there is none. By default: [`StoreError::Unsupported`].
     fn read_lease<'a>(
@@ -254,47 +272,6 @@ fn ends(ms: i64) -> String {
         left if left > 0 => format!("ends in {left} s unless renewed"),
         _ => "has just expired".to_owned(),
     }
-}
-
-/// The sessions of a project in `store`, newest first, as a picker lists them: each main
-/// transcript is loaded and read whole ([`SessionInfo::from_entries`]: title, first and last
-/// prompt, tag, ...; no `path`), from the `offset`-th listed on, at most `limit` of them.
-/// Sessions that are only a subagent's side chain are left out, as on disk.
-pub async fn list_stored(
-    store: &dyn SessionStore,
-    project_key: &str,
-    offset: usize,
-    limit: Option<usize>,
-) -> Result<Vec<SessionInfo>, StoreError> {
-    let mut sessions = store.list_sessions(project_key).await?;
-    sessions.sort_by_key(|s| std::cmp::Reverse(s.mtime_ms));
-    let mut listed = Vec::new();
-    let mut skipped = 0;
-    for stored in sessions {
-        if limit.is_some_and(|limit| listed.len() >= limit) {
-            break;
-        }
-        let key = SessionKey::main(project_key, stored.session_id.as_str());
-        let Some(values) = store.load(&key).await? else {
-            continue;
-        };
-        let size = values
-            .iter()
-            .map(|v| serde_json::to_vec(v).map_or(0, |line| line.len() as u64 + 1))
-            .sum();
-        let entries = SessionLog::from_values(values).entries;
-        let modified = UNIX_EPOCH + Duration::from_millis(stored.mtime_ms.max(0) as u64);
-        let Some(info) = SessionInfo::from_entries(stored.session_id, &entries, modified, size)
-        else {
-            continue;
-        };
-        if skipped < offset {
-            skipped += 1;
-        } else {
-            listed.push(info);
-        }
-    }
-    Ok(listed)
 }
 
 /// Opens the store a URL names:

@@ -10,8 +10,8 @@ use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutPayload, UpdateVersi
 use serde_json::Value;
 
 use super::{
-    from_jsonl, Batch, LeaseVersion, Loaded, SessionKey, SessionStore, StoreError, StoredLease,
-    StoredSession,
+    from_jsonl, Batch, LeaseVersion, Loaded, SessionKey, SessionStore, SessionSummary, StoreError,
+    StoredLease, StoredSession,
 };
 use crate::spawn::BoxFuture;
 
@@ -22,11 +22,24 @@ use crate::spawn::BoxFuture;
 /// back in the order written (across hosts, in the order of their clocks), two writers never
 /// overwrite each other, and a batch stored again after a lost answer is one part still. The
 /// session's lease is `<project>/<session>/lease.json`, written with the service's
-/// conditional writes (`If-None-Match` / `If-Match` on S3).
+/// conditional writes (`If-None-Match` / `If-Match` on S3), and its summary
+/// `<project>/<session>/summary.json`.
 #[derive(Debug, Clone)]
 pub struct ObjectSessionStore {
     store: Arc<dyn ObjectStore>,
     prefix: Path,
+}
+
+impl ObjectSessionStore {
+    /// The service.
+    pub(super) fn store(&self) -> &Arc<dyn ObjectStore> {
+        &self.store
+    }
+
+    /// The prefix every key is under.
+    pub(super) fn prefix(&self) -> &Path {
+        &self.prefix
+    }
 }
 
 /// Retries of one request to a cloud store: three, within 10 s.
@@ -38,7 +51,7 @@ fn retry_config() -> object_store::RetryConfig {
     }
 }
 
-fn backend(e: object_store::Error) -> StoreError {
+pub(super) fn backend(e: object_store::Error) -> StoreError {
     StoreError::Backend(e.to_string())
 }
 
@@ -112,7 +125,7 @@ impl ObjectSessionStore {
     }
 
     /// The folder of `key`'s session.
-    fn session_dir(&self, key: &SessionKey) -> Result<Path, StoreError> {
+    pub(super) fn session_dir(&self, key: &SessionKey) -> Result<Path, StoreError> {
         key.validate()?;
         Ok(self
             .prefix
@@ -136,7 +149,7 @@ impl ObjectSessionStore {
     }
 
     /// The parts of the transcript at `key` (not those of deeper subpaths), in name order.
-    async fn parts(&self, key: &SessionKey) -> Result<Vec<Path>, StoreError> {
+    pub(super) async fn parts(&self, key: &SessionKey) -> Result<Vec<Path>, StoreError> {
         let dir = self.parts_dir(key)?;
         let listed = self
             .store
@@ -180,6 +193,9 @@ impl SessionStore for ObjectSessionStore {
             // Named by the batch: written again, it is the same object.
             let payload = PutPayload::from(batch.jsonl().clone());
             self.store.put(&part, payload).await.map_err(backend)?;
+            if key.subpath.is_none() {
+                self.fold_summary(key, batch).await?;
+            }
             Ok(())
         })
     }
@@ -254,6 +270,13 @@ impl SessionStore for ObjectSessionStore {
             }
             Ok(sessions)
         })
+    }
+
+    fn list_session_summaries<'a>(
+        &'a self,
+        project_key: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<SessionSummary>, StoreError>> {
+        Box::pin(self.summaries(project_key))
     }
 
     fn list_subkeys<'a>(

@@ -153,3 +153,86 @@ fn a_repository_lists_the_sessions_of_its_worktrees_together() {
     std::fs::create_dir_all(&plain).unwrap();
     assert!(byre_transport::worktrees(&plain).is_empty());
 }
+
+#[test]
+fn a_picker_can_leave_out_programmatic_sessions_and_sees_archived_ones_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("projects/-work-p");
+    std::fs::create_dir_all(&project).unwrap();
+    let id = |n: u8| format!("0b7c5e4e-6a3e-4d8c-9a51-2f1d3c4b5a6{n}");
+    let mut sessions = Vec::new();
+    for (n, mark) in [
+        (1, json!({"entrypoint": "cli"})),
+        (2, json!({"entrypoint": "sdk-ts"})),
+        (3, json!({"entrypoint": "cli", "nestedSession": true})),
+        (
+            4,
+            json!({"entrypoint": "cli", "sessionKind": "daemon-worker"}),
+        ),
+        (5, json!({})),
+    ] {
+        let mut first = entry("user", "u1", None, &format!("question {n}"));
+        for (k, v) in mark.as_object().unwrap() {
+            first[k] = v.clone();
+        }
+        let path = project.join(format!("{}.jsonl", id(n)));
+        std::fs::write(&path, line(first)).unwrap();
+        sessions.push(path);
+    }
+    let history = SessionHistory::new(dir.path());
+    let all: Vec<String> = history
+        .list_all(0, None)
+        .into_iter()
+        .map(|i| i.session_id)
+        .collect();
+    assert_eq!(all.len(), 5);
+    let mut people: Vec<String> = history
+        .clone()
+        .without_programmatic()
+        .list_all(0, None)
+        .into_iter()
+        .map(|i| i.session_id)
+        .collect();
+    people.sort();
+    assert_eq!(people, [id(1), id(5)]);
+    assert!(session_info(&sessions[1]).unwrap().unwrap().programmatic);
+
+    // Archived: still listed, marked; a prompt typed later unarchives it.
+    assert_eq!(session_info(&sessions[0]).unwrap().unwrap().archived, None);
+    history.archive(&id(1)).unwrap();
+    let info = session_info(&sessions[0]).unwrap().unwrap();
+    assert_eq!(info.archived, Some(true));
+    assert!(history
+        .list_all(0, None)
+        .iter()
+        .any(|i| i.archived == Some(true)));
+    let mark = project.join(id(1)).join("archived.json");
+    let text = std::fs::read_to_string(&mark).unwrap();
+    assert!(text.contains("\"archived\":true"), "{text}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&mark).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    history.unarchive(&id(1)).unwrap();
+    assert_eq!(
+        session_info(&sessions[0]).unwrap().unwrap().archived,
+        Some(false)
+    );
+    history.archive(&id(1)).unwrap();
+    let mut later = entry("user", "u2", Some("u1"), "one more question");
+    later["timestamp"] = json!("2999-01-01T00:00:00.000Z");
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&sessions[0])
+        .unwrap();
+    std::io::Write::write_all(&mut file, line(later).as_bytes()).unwrap();
+    assert_eq!(
+        session_info(&sessions[0]).unwrap().unwrap().archived,
+        Some(false)
+    );
+    assert!(history
+        .archive("0b7c5e4e-6a3e-4d8c-9a51-2f1d3c4b5a00")
+        .is_err());
+}

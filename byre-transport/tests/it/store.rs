@@ -346,3 +346,64 @@ async fn a_directory_store_makes_its_folders_and_files_private() {
     let file = "store/-p/6f1d2c3b-0000-4000-8000-00000000000c/subagents/agent-a.jsonl";
     assert_eq!(mode(root.path().join(file)), 0o600);
 }
+
+#[tokio::test]
+async fn a_summary_that_misses_entries_is_not_used_and_is_made_again_at_the_next_append() {
+    let dir = tempfile::tempdir().unwrap();
+    let local = tempfile::tempdir().unwrap();
+    let fs = object_store::local::LocalFileSystem::new_with_prefix(local.path()).unwrap();
+    let fs: Arc<dyn object_store::ObjectStore> = Arc::new(fs);
+    let stores: [(&str, Arc<dyn SessionStore>); 2] = [
+        ("dir", Arc::new(DirStore::new(dir.path()))),
+        ("object", Arc::new(ObjectSessionStore::new(fs.clone(), "s"))),
+    ];
+    let id = "6f1d2c3b-0000-4000-8000-0000000000aa";
+    let key = SessionKey::main("-p", id);
+    let title = |t: &str| json!({"type": "custom-title", "customTitle": t});
+    for (name, store) in stores {
+        store
+            .append(&key, &[entry("user", "q"), title("one")])
+            .await
+            .unwrap();
+        // Another writer adds a title without the store's summary: the CLI writing its own
+        // file in a directory store, a part put by hand in object storage.
+        let line = format!("{}\n", title("two"));
+        match name {
+            "dir" => {
+                use std::io::Write;
+                let path = dir.path().join(format!("-p/{id}.jsonl"));
+                let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+                file.write_all(line.as_bytes()).unwrap();
+            }
+            _ => {
+                let part = object_store::path::Path::from(format!("s/-p/{id}/main/zz.jsonl"));
+                let payload = object_store::PutPayload::from(line.into_bytes());
+                object_store::ObjectStoreExt::put(&*fs, &part, payload)
+                    .await
+                    .unwrap();
+            }
+        }
+        let summaries = store.list_session_summaries("-p").await.unwrap();
+        assert!(
+            summaries.is_empty(),
+            "{name}: a summary missing an entry was given"
+        );
+        let listed = list_stored(&*store, "-p", 0, None).await.unwrap();
+        assert_eq!(listed[0].title.as_deref(), Some("two"), "{name}");
+
+        store
+            .append(&key, &[entry("assistant", "a")])
+            .await
+            .unwrap();
+        let summaries = store.list_session_summaries("-p").await.unwrap();
+        assert_eq!(summaries.len(), 1, "{name}");
+        assert_eq!(
+            summaries[0].data.custom_title.as_deref(),
+            Some("two"),
+            "{name}"
+        );
+        let listed = list_stored(&*store, "-p", 0, None).await.unwrap();
+        assert_eq!(listed[0].title.as_deref(), Some("two"), "{name}");
+        assert_eq!(listed[0].first_prompt.as_deref(), Some("q"), "{name}");
+    }
+}
