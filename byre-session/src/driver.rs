@@ -34,6 +34,7 @@
 //! gathers those lines into batches and a task of the driver appends them to the store,
 //! retried, off the driver's own loop (a slow store never slows the stream).
 
+mod applied;
 mod claude;
 mod commands;
 mod dispatch;

@@ -6,17 +6,19 @@
 //! claude --output-format stream-json --input-format stream-json --verbose
 //!   --include-partial-messages
 //!   [--permission-mode M] [--allow-dangerously-skip-permissions, with bypassPermissions]
-//!   --await-initialize --initialize-fields=settings
+//!   --await-initialize --initialize-fields=settings[,disallowedTools]
+//!   [...,additionalDirectories]
 //!   [--model M] [--session-id=ID] [--resume=SESSION_ID] [--resume-session-at=UUID]
 //!   [--fork-session] [every other option]
 //! ```
 //!
 //! The settings, the MCP servers (their `env` and `headers` may hold secrets), the subagent
-//! definitions and the system prompts go in the `initialize` request over stdin
-//! ([`Delivery::Initialize`], the default: [`Launch::fill_initialize`] puts them there), where
-//! `ps` cannot show them; with [`Delivery::Argv`] they are flags instead (`--settings`,
-//! `--mcp-config`, `--agents`, `--system-prompt`, `--append-system-prompt`), in this order
-//! after the permission flags.
+//! definitions, the system prompts, the disallowed tools and the plugins (and, asked for, the
+//! extra directories) go in the `initialize` request over stdin ([`Delivery::Initialize`],
+//! the default: [`Launch::fill_initialize`] puts them there), where `ps` cannot show them and
+//! no command-line limit cuts them; with [`Delivery::Argv`] they are flags instead (`--settings`,
+//! `--mcp-config`, `--agents`, `--system-prompt`, `--append-system-prompt` in this order after
+//! the permission flags; `--disallowedTools`, `--add-dir`, `--plugin-dir` where each goes).
 //!
 //! A user-supplied value that starts with `-` is always passed in `--flag=value` form, so it can
 //! never be read as another flag; session ids are always in that form.
@@ -28,6 +30,7 @@ pub use byre_proto::CliVersion;
 use serde_json::{json, Map, Value};
 
 mod find;
+mod initialize;
 pub use find::{cli_version, find_claude, search_locations};
 
 /// The environment variable naming the `claude` binary to use.
@@ -90,17 +93,19 @@ impl SdkServer {
     }
 }
 
-/// How the CLI gets the settings, MCP servers, subagents and system prompts.
+/// How the CLI gets the settings, MCP servers, subagents, system prompts, disallowed tools
+/// and plugins (and the extra directories, with [`Launch::add_dirs_in_initialize`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Delivery {
     /// In the `initialize` request, over stdin, with `--await-initialize` (the CLI reads
     /// them before it starts anything): nothing on the command line, which every user of the
-    /// machine can read. The caller copies them into its request with
-    /// [`Launch::fill_initialize`]. Needs CLI 2.1.326 or newer.
+    /// machine can read and whose length some platforms limit. The caller copies them into its
+    /// request with [`Launch::fill_initialize`]. Needs CLI 2.1.326 or newer.
     #[default]
     Initialize,
     /// As flags on the command line (`--settings`, `--mcp-config`, `--agents`,
-    /// `--system-prompt`, `--append-system-prompt`), for a host that sends no `initialize`
+    /// `--system-prompt`, `--append-system-prompt`, `--disallowedTools`, `--add-dir`,
+    /// `--plugin-dir`), for a host that sends no `initialize`
     /// or an older CLI. MCP servers' `env` and `headers` are then visible in `ps`.
     Argv,
 }
@@ -183,6 +188,10 @@ pub struct Launch {
     pub fallback_model: Option<String>,
     /// `--add-dir`, one per directory.
     pub add_dirs: Vec<PathBuf>,
+    /// With [`Delivery::Initialize`], send [`add_dirs`](Launch::add_dirs) in `initialize`
+    /// (`additionalDirectories`) instead of on the command line: CLI 2.1.337 and newer take
+    /// them there, older ones refuse to start. Off by default (directories are not secret).
+    pub add_dirs_in_initialize: bool,
     /// Subagent definitions by name, as JSON (`{"name": {"description", "prompt", ...}}`).
     pub agents: Option<Value>,
     /// `--permission-prompt-tool` (`stdio` sends `can_use_tool` requests to the host).
@@ -275,6 +284,7 @@ impl std::fmt::Debug for Launch {
             max_budget_usd,
             fallback_model,
             add_dirs,
+            add_dirs_in_initialize,
             agents,
             permission_prompt_tool,
             include_hook_events,
@@ -328,6 +338,7 @@ impl std::fmt::Debug for Launch {
             .field("max_budget_usd", max_budget_usd)
             .field("fallback_model", fallback_model)
             .field("add_dirs", add_dirs)
+            .field("add_dirs_in_initialize", add_dirs_in_initialize)
             .field("agents", agents)
             .field("permission_prompt_tool", permission_prompt_tool)
             .field("include_hook_events", include_hook_events)
@@ -388,8 +399,9 @@ impl Launch {
         match self.delivery {
             Delivery::Initialize => {
                 a.flag("--await-initialize");
-                // The CLI reads `settings` from initialize only when told to.
-                a.equals("--initialize-fields", "settings");
+                // The CLI reads these fields from initialize only when told to (plugins and
+                // MCP servers it reads there whenever it awaits initialize).
+                a.equals("--initialize-fields", &self.initialize_fields().join(","));
             }
             Delivery::Argv => {
                 a.value("--settings", &self.settings_json().to_string());
@@ -434,7 +446,7 @@ impl Launch {
         if !self.allowed_tools.is_empty() {
             a.value("--allowedTools", &self.allowed_tools.join(","));
         }
-        if !self.disallowed_tools.is_empty() {
+        if !self.disallowed_tools.is_empty() && self.delivery == Delivery::Argv {
             a.value("--disallowedTools", &self.disallowed_tools.join(","));
         }
         if let Some(n) = self.max_turns {
@@ -446,8 +458,10 @@ impl Launch {
         if let Some(model) = &self.fallback_model {
             a.value("--fallback-model", model);
         }
-        for dir in &self.add_dirs {
-            a.path("--add-dir", dir);
+        if !self.dirs_in_initialize() {
+            for dir in &self.add_dirs {
+                a.path("--add-dir", dir);
+            }
         }
         if let Some(tool) = &self.permission_prompt_tool {
             a.value("--permission-prompt-tool", tool);
@@ -464,8 +478,10 @@ impl Launch {
         if let Some(sources) = &self.setting_sources {
             a.equals("--setting-sources", &sources.join(","));
         }
-        for dir in &self.plugin_dirs {
-            a.path("--plugin-dir", dir);
+        if self.delivery == Delivery::Argv {
+            for dir in &self.plugin_dirs {
+                a.path("--plugin-dir", dir);
+            }
         }
         if !self.betas.is_empty() {
             a.value("--betas", &self.betas.join(","));
@@ -524,55 +540,6 @@ impl Launch {
             }
         }
         a.0
-    }
-
-    /// With [`Delivery::Initialize`], copies the settings, the MCP servers, the subagents and
-    /// the system prompts into `initialize` (over what it holds of them); with
-    /// [`Delivery::Argv`] leaves it alone. Fails when [`Launch::agents`] does not decode as
-    /// subagent definitions.
-    pub fn fill_initialize(
-        &self,
-        initialize: &mut byre_proto::InitializeRequest,
-    ) -> Result<(), serde_json::Error> {
-        if self.delivery == Delivery::Argv {
-            return Ok(());
-        }
-        initialize.settings = Some(self.settings_json());
-        if let Some(Value::Object(mut config)) = self.mcp_config() {
-            initialize.mcp_servers = config.remove("mcpServers");
-        }
-        if let Some(agents) = &self.agents {
-            initialize.agents = Some(serde_json::from_value(agents.clone())?);
-        }
-        if let Some(prompt) = &self.system_prompt {
-            initialize.system_prompt = Some(json!([prompt]));
-        }
-        if let Some(prompt) = &self.append_system_prompt {
-            initialize.append_system_prompt = Some(prompt.clone());
-        }
-        Ok(())
-    }
-
-    /// The settings: the user's with empty commit and PR attribution, which removes the
-    /// co-author trailer from the CLI's commits.
-    pub fn settings_json(&self) -> Value {
-        let mut settings = self.settings.clone();
-        settings
-            .entry("attribution")
-            .or_insert_with(|| json!({"commit": "", "pr": ""}));
-        Value::Object(settings)
-    }
-
-    /// `--mcp-config`, or `None` when there are no servers.
-    pub fn mcp_config(&self) -> Option<Value> {
-        if self.sdk_servers.is_empty() && self.mcp_servers.is_empty() {
-            return None;
-        }
-        let mut servers = self.mcp_servers.clone();
-        for server in &self.sdk_servers {
-            servers.insert(server.name.clone(), server.config());
-        }
-        Some(json!({ "mcpServers": servers }))
     }
 
     /// The environment changes: `(name, Some(value))` to set, `(name, None)` to remove, in

@@ -63,6 +63,9 @@ wire_struct! {
         /// Tools the model may not use, as `--disallowedTools` takes them (read only with
         /// `--await-initialize`).
         "disallowedTools" disallowed_tools: opt Vec<String>,
+        /// More directories the tools may reach, as `--add-dir` takes them (read only with
+        /// `--await-initialize --initialize-fields=additionalDirectories`).
+        "additionalDirectories" additional_directories: opt Vec<String>,
         /// MCP servers by name, as `--mcp-config` takes them, in-process (`sdk`) ones included
         /// (read only with `--await-initialize`).
         "mcpServers" mcp_servers: any Value,
@@ -207,6 +210,12 @@ wire_struct! {
         "settings_applied" settings_applied: opt bool,
         /// Whether the managed settings sent here are the ones the CLI stored at launch.
         "managed_settings_applied" managed_settings_applied: opt bool,
+        /// Whether the disallowed tools sent here are the ones the CLI took at launch (with
+        /// `--initialize-fields=disallowedTools`).
+        "disallowed_tools_applied" disallowed_tools_applied: opt bool,
+        /// Whether the extra directories sent here are the ones the CLI took at launch (with
+        /// `--initialize-fields=additionalDirectories`).
+        "additional_directories_applied" additional_directories_applied: opt bool,
         /// Whether plugins sent here were applied.
         "plugins_applied" plugins_applied: opt bool,
         /// What became of pre-run MCP handshakes.

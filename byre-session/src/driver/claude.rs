@@ -16,8 +16,9 @@ use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
+use super::applied::Sent;
 use super::commands::{Command, Direct, McpHandlerFactory, Outbox, Ready, Shared};
-use super::error::{Error, UsageError};
+use super::error::Error;
 use super::handlers::HookHandler;
 use super::options::{launch_note, route_questions, Options};
 use super::phase::Phase;
@@ -62,13 +63,10 @@ pub struct Claude {
     /// The MCP servers of the session that `mcp_set_servers` replaces, as last declared to the
     /// CLI (`--mcp-config`, then each change); the lock makes changes one at a time.
     pub(super) mcp_set: Arc<tokio::sync::Mutex<Map<String, Value>>>,
-    /// The event of a hook that fails closed, if any: the CLI must support `onFailure`.
-    pub(super) fail_closed_hook: Option<String>,
-    /// Whether hooks were sent in `initialize`.
-    pub(super) has_hooks: bool,
-    /// Whether settings and MCP servers were sent in `initialize` (the CLI must apply them).
-    pub(super) sent_settings: bool,
-    pub(super) sent_mcp_servers: bool,
+    /// What `initialize` carried that the CLI must say it applied.
+    pub(super) sent: Arc<Sent>,
+    /// The session's transcript file, if it keeps one.
+    pub(super) transcript_path: Option<Arc<std::path::PathBuf>>,
     /// Every prompt is sent as written ([`Options::verbatim_prompts`]).
     pub(super) verbatim: bool,
     /// What waits for the session store, when there is one.
@@ -142,15 +140,12 @@ impl Claude {
         options.settle_permissions()?;
         options.read_files().map_err(Error::InvalidInput)?;
         let fail_closed_hook = options.has_fail_closed_hook();
-        let has_hooks = !options.hooks.is_empty();
         let mut initialize = options.initialize.clone();
         // Settings, MCP servers, subagents and system prompts go over stdin, not on argv.
         options
             .launch
             .fill_initialize(&mut initialize)
             .map_err(|e| Error::InvalidInput(format!("the subagent definitions: {e}")))?;
-        let initialize_settings = initialize.settings.is_some();
-        let initialize_mcp = initialize.mcp_servers.is_some();
         let mut hooks: std::collections::BTreeMap<HookEvent, Vec<HookMatcher>> = Default::default();
         let mut hook_handlers: HashMap<String, HookHandler> = HashMap::new();
         for (n, (hook, handler)) in options.hooks.iter().enumerate() {
@@ -165,7 +160,8 @@ impl Claude {
             initialize.hooks = Some(hooks);
         }
         // Created first, so that its times count from the start of the process.
-        let mut transcript = match &options.transcript {
+        let transcript_path = options.transcript_path();
+        let mut transcript = match &transcript_path {
             Some(path) => Some(Transcript::new(
                 TranscriptWriter::create(path)
                     .map_err(|e| Error::Transcript {
@@ -222,6 +218,7 @@ impl Claude {
                 .handlers
                 .insert("can_use_tool", route_questions(questions, permissions));
         }
+        let sent = Arc::new(Sent::of(&initialize, fail_closed_hook));
         let mut config = SessionConfig::new(initialize);
         config.mcp_servers.extend(options.mcp_servers.drain(..));
         config
@@ -231,6 +228,7 @@ impl Claude {
             config.oldest_cli = None;
         }
         config.mirror = store.as_ref().map(|run| run.config.clone());
+        config.stall = options.stall;
         if let Some(timeout) = options.request_timeout {
             config.initialize_timeout = timeout;
             config.request_timeout = timeout;
@@ -307,10 +305,8 @@ impl Claude {
             shared,
             ready: ready_rx,
             mcp_set: Arc::new(tokio::sync::Mutex::new(mcp_set)),
-            fail_closed_hook,
-            has_hooks,
-            sent_settings: initialize_settings,
-            sent_mcp_servers: initialize_mcp,
+            sent,
+            transcript_path: transcript_path.map(Arc::new),
             verbatim: options.verbatim_prompts,
             store_backlog,
         };
@@ -336,26 +332,7 @@ impl Claude {
                 let response = self
                     .initialize_response()
                     .ok_or_else(|| Error::Closed(self.ended()))?;
-                if let Some(event) = &self.fail_closed_hook {
-                    if response.hook_on_failure_supported != Some(true) {
-                        return Err(UsageError::OnFailureUnsupported {
-                            event: event.clone(),
-                        }
-                        .into());
-                    }
-                }
-                if self.has_hooks && response.hooks_applied == Some(false) {
-                    return Err(UsageError::HooksNotApplied.into());
-                }
-                if self.sent_settings && response.settings_applied == Some(false) {
-                    return Err(UsageError::NotApplied { what: "settings" }.into());
-                }
-                if self.sent_mcp_servers && response.mcp_servers_applied == Some(false) {
-                    return Err(UsageError::NotApplied {
-                        what: "MCP servers",
-                    }
-                    .into());
-                }
+                self.sent.check(&response)?;
                 Ok(response)
             }
             Some(Err(e)) => Err(e),
@@ -703,6 +680,12 @@ impl Claude {
         })?);
         self.shared.lock().expect("shared state").initialized = Some(response.clone());
         Ok(response)
+    }
+
+    /// The file the session's transcript is written to, if it keeps one
+    /// ([`Options::transcript`], [`Options::transcripts_in`]).
+    pub fn transcript_path(&self) -> Option<&std::path::Path> {
+        self.transcript_path.as_deref().map(|p| p.as_path())
     }
 
     /// The `initialize` answer (the latest, after [`Claude::reinitialize`]).

@@ -150,6 +150,14 @@ impl Options {
         self
     }
 
+    /// Sends the [`add_dir`](Options::add_dir) directories in `initialize` rather than on the
+    /// command line (with the default `Delivery::Initialize`), where no command-line limit
+    /// cuts a long list. Needs CLI 2.1.337 or newer: an older one refuses to start, saying so.
+    pub fn add_dirs_in_initialize(mut self) -> Self {
+        self.launch.add_dirs_in_initialize = true;
+        self
+    }
+
     /// Streams subagents' text too (`initialize.forwardSubagentText`).
     pub fn forward_subagent_text(mut self) -> Self {
         self.initialize.forward_subagent_text = Some(true);

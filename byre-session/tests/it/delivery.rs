@@ -209,3 +209,119 @@ fn the_debug_of_options_shows_no_secret() {
     assert!(shown.contains("Authorization"), "{shown}");
     assert!(shown.contains("http://127.0.0.1:1/mcp"), "{shown}");
 }
+
+/// A plugin with one slash command, in a folder of `root`.
+fn probe_plugin(root: &std::path::Path) -> std::path::PathBuf {
+    let dir = root.join("probe-plugin");
+    std::fs::create_dir_all(dir.join(".claude-plugin")).unwrap();
+    std::fs::create_dir_all(dir.join("commands")).unwrap();
+    std::fs::write(
+        dir.join(".claude-plugin/plugin.json"),
+        r#"{"name": "probe", "version": "1.0.0", "description": "A probe"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("commands/greet.md"),
+        "---\ndescription: Greets\n---\nSay hello.\n",
+    )
+    .unwrap();
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn denied_tools_directories_and_plugins_take_effect_either_way() {
+    let version = byre_testkit::cli_under_test().unwrap();
+    let takes_dirs = byre_session::transport::CliVersion::parse(&version)
+        .is_some_and(|v| v >= byre_session::transport::CliVersion::parse("2.1.337").unwrap());
+    for (delivery, dirs_in_initialize) in [
+        (Delivery::Initialize, false),
+        (Delivery::Argv, false),
+        (Delivery::Initialize, true),
+    ] {
+        let model = FakeModel::start(Script::new().rule(Rule::any().reply(Reply::text("Done."))))
+            .await
+            .unwrap();
+        let (options, env) = options(&model);
+        // Outside the working directory: one inside it is no extra.
+        let outside = tempfile::tempdir().unwrap();
+        let extra = outside.path().to_owned();
+        let plugin = probe_plugin(env.cwd());
+        let mut options = options
+            .disallowed_tools(["Edit"])
+            .add_dir(&extra)
+            .plugin_dir(&plugin)
+            .delivery(delivery);
+        if dirs_in_initialize {
+            options = options.add_dirs_in_initialize();
+        }
+        let started = Claude::start(options).await;
+        if dirs_in_initialize && !takes_dirs {
+            // An older CLI refuses the field, and says which.
+            let Err(error) = started else {
+                panic!("CLI {version} took additionalDirectories");
+            };
+            assert!(
+                error.to_string().contains("additionalDirectories"),
+                "{error}"
+            );
+            continue;
+        }
+        let (claude, mut events) = started.unwrap();
+        let response = claude.initialize_response().unwrap();
+        let pid = response.pid.unwrap();
+        let argv = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+        let argv = String::from_utf8_lossy(&argv).replace('\0', " ");
+        let on_argv = delivery == Delivery::Argv;
+        for flag in ["--disallowedTools", "--plugin-dir"] {
+            assert_eq!(
+                argv.contains(flag),
+                on_argv,
+                "{delivery:?}: {flag} in {argv}"
+            );
+        }
+        assert_eq!(argv.contains("--add-dir"), !dirs_in_initialize, "{argv}");
+        if !on_argv {
+            let fields = if dirs_in_initialize {
+                "settings,disallowedTools,additionalDirectories"
+            } else {
+                "settings,disallowedTools"
+            };
+            assert!(
+                argv.contains(&format!("--initialize-fields={fields} ")),
+                "{argv}"
+            );
+            assert_eq!(
+                response.disallowed_tools_applied,
+                Some(true),
+                "{response:?}"
+            );
+            assert_eq!(response.plugins_applied, Some(true), "{response:?}");
+        }
+        if dirs_in_initialize {
+            assert_eq!(response.additional_directories_applied, Some(true));
+        }
+        let commands = response.commands.as_deref().unwrap_or_default();
+        assert!(
+            commands.iter().any(|c| c.name == "probe:greet"),
+            "{delivery:?}: {:?}",
+            commands.iter().map(|c| &c.name).collect::<Vec<_>>()
+        );
+        claude.send("hello").unwrap();
+        let (_, result) = until_result(&mut events).await;
+        assert_eq!(result.result.as_deref(), Some("Done."));
+        claude.close().await.unwrap();
+        let request = &model.message_requests()[0];
+        let tools = request.tool_names();
+        assert!(
+            !tools.iter().any(|t| t == "Edit"),
+            "{delivery:?}: {tools:?}"
+        );
+        assert!(tools.iter().any(|t| t == "Read"), "{tools:?}");
+        let body = request.body.to_string();
+        let extra = extra.canonicalize().unwrap();
+        assert!(
+            body.contains(&*extra.to_string_lossy()),
+            "{delivery:?}: the model is not told of the extra directory: {body}"
+        );
+    }
+}

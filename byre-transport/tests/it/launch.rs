@@ -282,6 +282,56 @@ fn every_sdk_option_maps_to_its_flag() {
 }
 
 #[test]
+fn denied_tools_directories_and_plugins_go_in_initialize_by_default() {
+    let launch = Launch {
+        disallowed_tools: vec!["Write".into(), "Bash(rm:*)".into()],
+        add_dirs: vec![PathBuf::from("/data")],
+        plugin_dirs: vec![PathBuf::from("/plugins/a")],
+        add_dirs_in_initialize: true,
+        ..Launch::new()
+    };
+    let args = strings(launch.args());
+    assert!(
+        args.iter()
+            .any(|a| a == "--initialize-fields=settings,disallowedTools,additionalDirectories"),
+        "{args:?}"
+    );
+    for flag in ["--disallowedTools", "--add-dir", "--plugin-dir"] {
+        assert!(
+            !args.iter().any(|a| a.starts_with(flag)),
+            "{flag} in {args:?}"
+        );
+    }
+    let mut initialize = byre_proto::InitializeRequest::default();
+    launch.fill_initialize(&mut initialize).unwrap();
+    assert_eq!(
+        initialize.disallowed_tools.as_deref(),
+        Some(&["Write".to_owned(), "Bash(rm:*)".to_owned()][..])
+    );
+    assert_eq!(
+        initialize.additional_directories.as_deref(),
+        Some(&["/data".to_owned()][..])
+    );
+    assert_eq!(
+        initialize.plugins,
+        Some(serde_json::json!([{"type": "local", "path": "/plugins/a"}]))
+    );
+    // Without any, only the settings are named; directories stay on argv unless asked.
+    let plain = strings(Launch::new().args());
+    assert!(plain.iter().any(|a| a == "--initialize-fields=settings"));
+    let dirs = Launch {
+        add_dirs: vec![PathBuf::from("/data")],
+        ..Launch::new()
+    };
+    let args = strings(dirs.args());
+    assert!(
+        args.windows(2).any(|p| p == ["--add-dir", "/data"]),
+        "{args:?}"
+    );
+    assert!(args.iter().any(|a| a == "--initialize-fields=settings"));
+}
+
+#[test]
 fn environment_changes() {
     let launch = Launch {
         identity: Some(GitIdentity {
