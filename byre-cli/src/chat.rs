@@ -177,6 +177,10 @@ async fn turn(
             Ok(Some(ExitCode::from(QUIT_STATUS)))
         }
         TurnEnd::StdoutGone => Ok(Some(ExitCode::from(crate::run::STDOUT_GONE_STATUS))),
+        TurnEnd::Stalled => {
+            renderer.finish();
+            Ok(Some(ExitCode::from(crate::run::STALLED_STATUS)))
+        }
         TurnEnd::Ended => {
             renderer.finish();
             Err(ended(claude, renderer).await)

@@ -5,7 +5,9 @@ use std::io::Read;
 use std::io::Write;
 use std::process::ExitCode;
 
-use byre_session::{Claude, Error as SessionError, Events, Options};
+use std::time::Duration;
+
+use byre_session::{Claude, Error as SessionError, Event, Events, Options};
 use byre_transport::ExitInfo;
 use futures::{FutureExt, StreamExt};
 use tokio::sync::mpsc;
@@ -26,6 +28,10 @@ pub(crate) const STDOUT_GONE_STATUS: u8 = 141;
 /// transcript lines (a full disk) or session entries for the store (it failed, or was too
 /// slow). `EX_IOERR` of `sysexits.h`.
 pub(crate) const NOT_WRITTEN_STATUS: u8 = 74;
+
+/// The exit status after a turn heard nothing from the CLI for `--stall-timeout`: the CLI was
+/// stopped. `EX_TEMPFAIL` of `sysexits.h`: a retry may work.
+pub(crate) const STALLED_STATUS: u8 = 75;
 
 /// How often, at most, a close that waits for the session store says how much still waits.
 const BACKLOG_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
@@ -68,6 +74,7 @@ pub(crate) async fn run(
     match end {
         TurnEnd::Quit => Ok(ExitCode::from(QUIT_STATUS)),
         TurnEnd::StdoutGone => Ok(ExitCode::from(STDOUT_GONE_STATUS)),
+        TurnEnd::Stalled => Ok(ExitCode::from(STALLED_STATUS)),
         TurnEnd::Ended => Err(ended(&claude, &mut renderer).await),
         TurnEnd::Done(result) => {
             let lost = close(&claude, &mut renderer).await;
@@ -209,6 +216,8 @@ pub(crate) enum TurnEnd {
     Ended,
     /// stdout's reader went away (a write to it failed): the CLI was stopped.
     StdoutGone,
+    /// The turn heard nothing from the CLI for `--stall-timeout`: the CLI was stopped.
+    Stalled,
 }
 
 /// Shows the events of the running turn until its result. The first Ctrl-C interrupts the
@@ -232,6 +241,9 @@ pub(crate) async fn drive_turn(
                     let Some(event) = event else {
                         return TurnEnd::Ended;
                     };
+                    if let Event::Stalled { silent_for } = &event {
+                        return stalled(claude, renderer, *silent_for).await;
+                    }
                     let result = renderer.event(&event);
                     if renderer.stdout_gone() {
                         return stdout_gone(claude, renderer).await;
@@ -260,6 +272,17 @@ pub(crate) async fn drive_turn(
             _ = ticker.tick(), if renderer.wants_ticks() => renderer.tick(),
         }
     }
+}
+
+/// The turn heard nothing from the CLI for `silent_for`: it is stopped (a CLI that still
+/// reads was sent `interrupt` already; a hung one would not hear it).
+async fn stalled(claude: &Claude, renderer: &mut Renderer, silent_for: Duration) -> TurnEnd {
+    renderer.say(&format!(
+        "byre: the turn heard nothing from the CLI for {} s (--stall-timeout); stopping the CLI",
+        silent_for.as_secs()
+    ));
+    closed(claude.terminate(), claude, renderer).await;
+    TurnEnd::Stalled
 }
 
 /// A write to stdout failed (its reader has gone, or its disk is full): nobody sees the rest

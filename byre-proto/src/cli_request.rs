@@ -89,6 +89,10 @@ wire_struct! {
         "mcp_server" mcp_server: any Value,
         /// Whether a person must answer.
         "requires_user_interaction" requires_user_interaction: opt bool,
+        /// With a `rule` reason, and for an MCP tool's ask without one (CLI 2.1.337 and
+        /// later): `true` when nothing asked for a person on this call but the default prompt
+        /// of a tool no rule allows and, at most, an `always_ask` policy the host itself set.
+        "server_policy_ask_only" server_policy_ask_only: opt bool,
     }
 }
 

@@ -49,6 +49,9 @@ wire_struct! {
         "api_error_status" api_error_status: opt Number,
         /// The type of that API error (`invalid_request_error`, ...).
         "api_error_type" api_error_type: opt String,
+        /// The kind of the error (`no_credential`, `connection_failed`, `max_output_tokens`,
+        /// ...; CLI 2.1.337 and later; an open set).
+        "api_error" api_error: opt String,
         /// The subagent's task.
         "task_description" task_description: opt String,
         /// Why a resumed turn resumed.
@@ -283,6 +286,9 @@ wire_struct! {
         "api_error_status" api_error_status: opt Number,
         /// The type of that API error (`invalid_request_error`, `rate_limit_error`, ...).
         "api_error_type" api_error_type: opt String,
+        /// The kind of the API error that ended the turn (`no_credential`,
+        /// `connection_failed`, ...; CLI 2.1.337 and later; an open set).
+        "api_error" api_error: opt String,
         /// Set on turns the CLI started by itself (`kind: "task-notification"`).
         "origin" origin: opt Origin,
         /// This line's id.

@@ -71,6 +71,8 @@ wire_enum! {
         "informational" => Informational(Box<InformationalMessage>),
         /// The session could not be written to disk.
         "session_writes_lost" => SessionWritesLost(Box<SessionWritesLostMessage>),
+        /// The session's name changed (a title the CLI made, a rename).
+        "session_title_changed" => SessionTitleChanged(Box<SessionTitleChangedMessage>),
     }
 }
 
@@ -106,6 +108,7 @@ impl SystemMessage {
             SystemMessage::PermissionDenied(m) => m.session_id.as_deref(),
             SystemMessage::Informational(m) => m.session_id.as_deref(),
             SystemMessage::SessionWritesLost(m) => m.session_id.as_deref(),
+            SystemMessage::SessionTitleChanged(m) => m.session_id.as_deref(),
             SystemMessage::Unknown(u) => u.get_str("session_id"),
         }
     }
@@ -141,6 +144,7 @@ impl SystemMessage {
             SystemMessage::PermissionDenied(m) => m.uuid.as_deref(),
             SystemMessage::Informational(m) => m.uuid.as_deref(),
             SystemMessage::SessionWritesLost(m) => m.uuid.as_deref(),
+            SystemMessage::SessionTitleChanged(m) => m.uuid.as_deref(),
             SystemMessage::Unknown(u) => u.get_str("uuid"),
         }
     }
@@ -247,6 +251,8 @@ wire_struct! {
         "path" path: opt String,
         /// `name@marketplace`.
         "source" source: opt String,
+        /// Its version, from its manifest (CLI 2.1.337 and later).
+        "version" version: opt String,
     }
 }
 
@@ -634,6 +640,21 @@ wire_struct! {
         /// This line's id.
         "uuid" uuid: opt String,
         /// When the CLI wrote this line (RFC 3339, UTC; CLI 2.1.337 and later).
+        "written_at" written_at: opt String,
+    }
+}
+
+wire_struct! {
+    /// `system/session_title_changed` (CLI 2.1.337 and later): the session's current name.
+    pub struct SessionTitleChangedMessage {
+        /// The name: control, direction and zero-width characters made spaces, trimmed, at
+        /// most 200 characters, with a suffix when another session has it already.
+        "title" title: req String,
+        /// The session.
+        "session_id" session_id: opt String,
+        /// This line's id.
+        "uuid" uuid: opt String,
+        /// When the CLI wrote this line (RFC 3339, UTC).
         "written_at" written_at: opt String,
     }
 }

@@ -148,4 +148,6 @@ pub mod guide_doctests {
     pub struct Testing;
     #[doc = include_str!("../../docs/protocol.md")]
     pub struct Protocol;
+    #[doc = include_str!("../../docs/many-agents.md")]
+    pub struct ManyAgents;
 }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use byre_proto::{
     CliMessage, ControlResponse, ControlResponseBody, Decoded, HostMessage, HostRequest,
-    InitializeRequest, InitializeResponse, ResultMessage, UserMessage,
+    InitializeResponse, ResultMessage, UserMessage,
 };
 
 use crate::assembly::Assembler;
@@ -14,80 +14,23 @@ use crate::correlation::{Pending, RequestId, RequestTable};
 use crate::tasks::TaskTree;
 use crate::turns::{TurnEvent, TurnTracker};
 
+mod answers;
+mod config;
 mod mirror;
 mod outputs;
 mod pending;
 mod requests;
+mod stall;
 mod versions;
 
+pub use self::config::SessionConfig;
 pub use self::mirror::{MirrorBatch, MirrorConfig, MirrorFlush, StoreLoss, STORE_LOSS_KEYS};
 use self::outputs::AsEvents;
 pub use self::outputs::{
     Action, Answer, CallError, Event, ProtocolViolation, RequestFailure, StartFailure,
 };
+pub use self::stall::StallPolicy;
 pub use self::versions::{CliSupport, NEWEST_TESTED_CLI, OLDEST_SUPPORTED_CLI};
-
-/// How a session starts and how long it waits.
-#[derive(Debug, Clone)]
-pub struct SessionConfig {
-    /// The `initialize` request: hook registrations, in-process MCP servers, agents, ...
-    pub initialize: InitializeRequest,
-    /// Names of in-process MCP servers the host serves (declared in `--mcp-config` or in
-    /// `initialize.sdkMcpServers`); `mcp_message` requests for any other server are answered
-    /// with JSON-RPC `-32601` without asking the host.
-    pub mcp_servers: BTreeSet<String>,
-    /// The CLI request subtypes the host answers (`can_use_tool`, `elicitation`,
-    /// `request_user_dialog`, ...), besides `hook_callback` and `mcp_message`, which it answers
-    /// for the callbacks and servers it registered. Any other request gets its answer from the
-    /// core at once: an elicitation is declined, anything else refused with an error.
-    pub answers: BTreeSet<String>,
-    /// How long `initialize` may take.
-    pub initialize_timeout: Duration,
-    /// How long other host requests may take, unless given per request.
-    pub request_timeout: Duration,
-    /// The oldest CLI version the session starts with ([`OLDEST_SUPPORTED_CLI`] by
-    /// default); an older one fails the start with [`StartFailure::UnsupportedCli`]. `None`
-    /// lets any version through.
-    pub oldest_cli: Option<byre_proto::CliVersionNumber>,
-    /// Mirrors the session to a store (the CLI runs with `--session-mirror`): its
-    /// `transcript_mirror` lines become [`Action::Mirror`] batches instead of events.
-    pub mirror: Option<MirrorConfig>,
-}
-
-impl SessionConfig {
-    /// A configuration with this `initialize` request and the default timeouts (60 s for
-    /// initialize and for requests).
-    pub fn new(initialize: InitializeRequest) -> Self {
-        let mut mcp_servers = BTreeSet::new();
-        mcp_servers.extend(initialize.sdk_mcp_servers.iter().flatten().cloned());
-        SessionConfig {
-            initialize,
-            mcp_servers,
-            answers: BTreeSet::new(),
-            initialize_timeout: Duration::from_secs(60),
-            request_timeout: Duration::from_secs(60),
-            oldest_cli: Some(OLDEST_SUPPORTED_CLI),
-            mirror: None,
-        }
-    }
-
-    /// Declares that the host answers requests of `subtype`.
-    pub fn answer(mut self, subtype: impl Into<String>) -> Self {
-        self.answers.insert(subtype.into());
-        self
-    }
-
-    /// The hook callback ids registered in `initialize`.
-    fn callback_ids(&self) -> BTreeSet<String> {
-        self.initialize
-            .hooks
-            .iter()
-            .flat_map(|hooks| hooks.values())
-            .flatten()
-            .flat_map(|m| m.hook_callback_ids.iter().cloned())
-            .collect()
-    }
-}
 
 /// Where a session is.
 #[derive(Debug, Clone, PartialEq)]
@@ -167,6 +110,8 @@ pub struct Session<T = ()> {
     config: SessionConfig,
     callback_ids: BTreeSet<String>,
     requests: RequestTable<Option<T>, String>,
+    read_paths: answers::ReadPaths,
+    stall: stall::StallWatch,
     init_id: Option<RequestId>,
     state: State,
     input: Input,
@@ -216,10 +161,13 @@ impl<T> Session<T> {
     /// driver's ([`Session::request_with`], [`Action::Answered`]).
     pub fn with_data(config: SessionConfig, now: Instant) -> Self {
         let callback_ids = config.callback_ids();
+        let stall = stall::StallWatch::new(config.stall);
         let mut session = Session {
             config,
             callback_ids,
             requests: RequestTable::new(),
+            read_paths: answers::ReadPaths::default(),
+            stall,
             init_id: None,
             state: State::Starting,
             input: Input::Open,
@@ -300,7 +248,7 @@ impl<T> Session<T> {
     /// handed to the host: it is answered with an error at once
     /// ([`ProtocolViolation::UndecodableRequest`]), as the host could not see all it asks.
     pub fn handle_decoded(&mut self, now: Instant, decoded: Decoded<CliMessage>) {
-        let _ = now;
+        self.stall.alive(now);
         let Decoded { message, misfits } = decoded;
         if !misfits.is_empty() {
             self.events
@@ -368,7 +316,7 @@ impl<T> Session<T> {
     /// Takes a line read from the CLI that is not a message (the framing layer says why): it
     /// is reported as [`ProtocolViolation::BadLine`] and nothing else changes.
     pub fn handle_bad_line(&mut self, now: Instant, len: usize, why: impl Into<String>) {
-        let _ = now;
+        self.stall.alive(now);
         self.events
             .push_back(Event::Protocol(ProtocolViolation::BadLine {
                 len,
@@ -405,12 +353,28 @@ impl<T> Session<T> {
         self.handle_bad_line(now, len, why);
     }
 
-    /// Fails the host requests whose deadline has passed.
+    /// Fails the host requests whose deadline has passed, and reports a turn that has heard
+    /// nothing from the CLI for longer than the stall policy allows (interrupting it, when
+    /// the policy says so).
     pub fn handle_timeout(&mut self, now: Instant) {
         for (id, pending) in self.requests.outgoing.expired(now) {
             let waited = now.saturating_duration_since(pending.sent_at);
             self.fail(id, pending, RequestFailure::TimedOut(waited));
         }
+        let waiting = self.waits_on_cli();
+        if let Some((silent_for, interrupt)) = self.stall.check(now, waiting) {
+            self.events.push_back(Event::Stalled { silent_for });
+            if interrupt && self.state == State::Ready {
+                let request = HostRequest::Interrupt(Default::default());
+                let _id = self.send_request(now, request, None, None);
+            }
+        }
+    }
+
+    /// Whether a turn runs or waits to start, and the CLI is not waiting for the host.
+    fn waits_on_cli(&self) -> bool {
+        (self.turns.turn_running() || self.turns.queued_user_messages() > 0)
+            && self.requests.incoming.is_empty()
     }
 
     /// The CLI has exited (`why`: its status and stderr tail): every request in flight fails
@@ -445,9 +409,12 @@ impl<T> Session<T> {
 
     // ----- commands -----------------------------------------------------------------------
 
-    /// Sends a user message.
-    pub fn send_user(&mut self, message: UserMessage) -> Result<(), CallError> {
+    /// Sends a user message at `now` (when the stall watch's clock starts, if nothing runs).
+    pub fn send_user(&mut self, now: Instant, message: UserMessage) -> Result<(), CallError> {
         self.check_open()?;
+        if !self.waits_on_cli() {
+            self.stall.alive(now);
+        }
         self.turns.sent_user(message.uuid.as_deref());
         self.transmit
             .push_back(HostMessage::User(Box::new(message)));
@@ -526,11 +493,17 @@ impl<T> Session<T> {
 
     /// Answers a CLI request that came as [`Event::Request`]: exactly one answer is sent; a
     /// request the CLI withdrew, or one already answered, is refused.
-    pub fn answer(&mut self, id: &RequestId, answer: Answer) -> Result<(), CallError> {
+    pub fn answer(
+        &mut self,
+        now: Instant,
+        id: &RequestId,
+        answer: Answer,
+    ) -> Result<(), CallError> {
         self.check_open()?;
         if self.requests.incoming.finish(id).is_none() {
             return Err(CallError::NotWaiting(id.to_string()));
         }
+        self.stall.alive(now);
         self.reply(id.as_str(), answer);
         self.check_input_end();
         Ok(())
@@ -586,7 +559,11 @@ impl<T> Session<T> {
     /// When [`Session::handle_timeout`] must next be called.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.requests.outgoing.next_deadline()
+        let stall = self.stall.deadline(self.waits_on_cli());
+        match (self.requests.outgoing.next_deadline(), stall) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     // ----- helpers ------------------------------------------------------------------------
@@ -643,6 +620,9 @@ impl<T> Session<T> {
     ) -> RequestId {
         let subtype = request.tag().unwrap_or_default().to_owned();
         let id = self.requests.outgoing.register(subtype, data, now, timeout);
+        let outgoing = &self.requests.outgoing;
+        self.read_paths
+            .sent(&id, &request, |id| outgoing.contains(id));
         self.transmit
             .push_back(HostMessage::ControlRequest(Box::new(
                 request.with_id(id.as_str()),
@@ -655,6 +635,17 @@ impl<T> Session<T> {
             return;
         };
         let id = RequestId::new(raw_id);
+        match &response.response {
+            ControlResponseBody::Success(ok) => {
+                if let Some(why) = self.read_paths.stale(&id, ok.response.as_ref()) {
+                    let id = id.to_string();
+                    let stale = ProtocolViolation::StaleAnswer { id, why };
+                    self.events.push_back(Event::Protocol(stale));
+                    return;
+                }
+            }
+            _ => self.read_paths.forget(&id),
+        }
         let Some(pending) = self.requests.outgoing.complete(&id) else {
             self.events
                 .push_back(Event::Protocol(ProtocolViolation::UnknownResponse(

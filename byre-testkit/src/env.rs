@@ -37,6 +37,10 @@ const REMOVED: &[&str] = &[
 /// custom headers, other providers, ...), unless [`ClaudeEnv`] sets it itself.
 const REMOVED_PREFIXES: &[&str] = &["ANTHROPIC_", "CLAUDE_"];
 
+/// The variable naming a folder where [`ClaudeEnv::options`] keeps a transcript of every
+/// session (`Options::transcripts_in`).
+pub const LINES_VAR: &str = "BYRE_TEST_LINES";
+
 /// The offline environment for one CLI run.
 ///
 /// [`ClaudeEnv::new`] creates a fresh temporary `HOME` and working directory (both removed
@@ -88,11 +92,18 @@ impl ClaudeEnv {
     /// # Ok(())
     /// # }
     /// ```
+    ///
+    /// When [`LINES_VAR`] names a folder, each session started with these options also keeps
+    /// a transcript there (unless the test gives one of its own), so that a test suite's every
+    /// line from the real CLI can be held to byre's model afterwards (`cargo xtask test` does).
     pub fn options(&self) -> Result<byre_session::Options, crate::ProvisionError> {
-        let options = byre_session::Options::new()
+        let mut options = byre_session::Options::new()
             .program(crate::claude_bin()?)
             .cwd(self.cwd())
             .exit_grace(std::time::Duration::from_secs(10));
+        if let Some(dir) = std::env::var_os(LINES_VAR).filter(|d| !d.is_empty()) {
+            options = options.transcripts_in(dir);
+        }
         Ok(self.apply_options(options))
     }
 

@@ -65,7 +65,7 @@ pub use cli::{
     claude_bin, claude_bin_version, cli_version, install_dir, project_root, ProvisionError,
     MATRIX_CLI_VERSIONS, PINNED_CLI_VERSION,
 };
-pub use env::{running_as_root, ClaudeEnv, OFFLINE_API_KEY};
+pub use env::{running_as_root, ClaudeEnv, LINES_VAR, OFFLINE_API_KEY};
 pub use mcp_stdio::{hostile_bin, mcp_stdio_bin, workspace_bin, HOSTILE_BIN, MCP_STDIO_BIN};
 pub use npm::{
     installed_bin, latest_cli_version, platform_package, source_of, CliSource, CLI_PACKAGE,

@@ -8,7 +8,9 @@ usage: cargo xtask <task>
 tasks:
   demo                                   run `byre run` offline against a scripted fake model
   test                                   fmt, clippy, doc links, every test, strict replay
-  replay [--strict] [--explain] PATH...  decode and re-encode transcripts (files or folders)
+  replay [--strict] [--explain] [--cli=VERSION] PATH...
+                                         decode and re-encode transcripts (files or folders;
+                                         with --cli, only sessions of that CLI version)
   cli                                    install the pinned CLI if missing; print its path
   fake-model --script FILE [--port N]    serve a fake Messages API on loopback until Ctrl-C
   record [SCENARIO...]                   run scenarios against the real CLI, record them
@@ -43,6 +45,9 @@ pub(crate) struct Replay {
     pub(crate) explain: bool,
     /// Transcript files, or folders searched for `*.jsonl`.
     pub(crate) paths: Vec<PathBuf>,
+    /// Only the transcripts of sessions with this CLI version (its `initialize` answer's
+    /// `claude_code_version`): others (stand-ins) are skipped.
+    pub(crate) cli: Option<String>,
 }
 
 impl Task {
@@ -64,10 +69,14 @@ impl Task {
                     strict: false,
                     explain: false,
                     paths: Vec::new(),
+                    cli: None,
                 };
                 for arg in rest {
                     match arg.as_str() {
                         "--strict" => flags.strict = true,
+                        flag if flag.starts_with("--cli=") => {
+                            flags.cli = Some(flag["--cli=".len()..].to_owned())
+                        }
                         "--explain" => flags.explain = true,
                         flag if flag.starts_with("--") => {
                             return Err(format!("replay: unknown flag {flag}"))

@@ -65,6 +65,14 @@ pub(crate) fn run(flags: &Replay) -> Result<bool, String> {
         collect(path, &mut files)?;
     }
     files.sort();
+    if let Some(version) = &flags.cli {
+        let before = files.len();
+        files.retain(|file| from_cli(file, version));
+        println!(
+            "replay: {} of {before} transcripts are of sessions with CLI {version}",
+            files.len()
+        );
+    }
     let mut total = Counts::default();
     for file in &files {
         let counts = replay_file(file, flags.explain)?;
@@ -73,6 +81,21 @@ pub(crate) fn run(flags: &Replay) -> Result<bool, String> {
     }
     println!("replay: {}", total.line());
     Ok(total.failed == 0 && !(flags.strict && (total.unknown > 0 || total.unmodelled > 0)))
+}
+
+/// Whether the transcript at `file` is of a session whose CLI said it is `version` (in its
+/// `initialize` answer).
+fn from_cli(file: &Path, version: &str) -> bool {
+    let needle = format!("\"claude_code_version\":\"{version}\"");
+    let Ok(lines) = TranscriptReader::open(file) else {
+        return false;
+    };
+    for line in lines.flatten() {
+        if line.direction() == Some(Direction::Recv) && line.raw.contains(&needle) {
+            return true;
+        }
+    }
+    false
 }
 
 fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {

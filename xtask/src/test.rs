@@ -1,6 +1,7 @@
 //! `cargo xtask test`: everything CI checks, in order, stopping at the first failure: format,
 //! lints, the API docs' links, the sans-IO core built without tokio, the published crates
-//! packaged, the whole suite on the pinned CLI, the strict replay, then the whole suite once
+//! packaged, the whole suite on the pinned CLI (keeping every session's transcript), the strict
+//! replay of the recordings and of those transcripts, then the whole suite once
 //! more on each older CLI of the matrix, whose drift (what byre does not model there) is summed
 //! up rather than failed. Each step's time is printed as it ends.
 
@@ -12,7 +13,10 @@ use byre_testkit::{claude_bin_version, MATRIX_CLI_VERSIONS, PINNED_CLI_VERSION};
 
 pub(crate) fn run() -> Result<bool, String> {
     let root = crate::project_root();
-    let steps: [(&str, &[&str]); 8] = [
+    let lines = root.join("target/cli-lines");
+    let lines_arg = lines.to_string_lossy().into_owned();
+    let cli_arg = format!("--cli={PINNED_CLI_VERSION}");
+    let steps: [(&str, &[&str]); 9] = [
         ("format", &["fmt", "--all", "--check"]),
         (
             "lints",
@@ -53,6 +57,12 @@ pub(crate) fn run() -> Result<bool, String> {
             "replay",
             &["xtask", "replay", "--strict", "testdata/transcripts"],
         ),
+        // Every line the real CLI wrote in the tests above (their sessions' transcripts), held
+        // to byre's model as strictly as the recordings: lines no scenario recorded.
+        (
+            "lines",
+            &["xtask", "replay", "--strict", &cli_arg, &lines_arg],
+        ),
     ];
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let all = std::time::Instant::now();
@@ -62,6 +72,10 @@ pub(crate) fn run() -> Result<bool, String> {
         let mut command = Command::new(&cargo);
         if name == "docs" {
             command.env("RUSTDOCFLAGS", "-D warnings");
+        }
+        if name == "tests" {
+            fresh_dir(&lines)?;
+            command.env(byre_testkit::LINES_VAR, &lines);
         }
         let status = command
             .args(args)
@@ -91,6 +105,17 @@ pub(crate) fn run() -> Result<bool, String> {
         MATRIX_CLI_VERSIONS.join(", ")
     );
     Ok(true)
+}
+
+/// Makes `dir` an empty folder.
+fn fresh_dir(dir: &Path) -> Result<(), String> {
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(format!("{}: {e}", dir.display()))
+        }
+        _ => {}
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))
 }
 
 /// The real-CLI suites on CLI `version`, with what it writes that byre does not model logged

@@ -328,3 +328,15 @@ async fn a_result_before_the_initialize_answer_is_not_the_prompts_answer() {
         "{out:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cli_that_goes_silent_mid_turn_is_stopped_at_the_stall_timeout() {
+    let (out, elapsed) = run_hostile("--mode silent", &["--stall-timeout", "3", "hi"]).await;
+    assert_eq!(out.status.code(), Some(75), "{out:?}");
+    assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
+    assert!(
+        out.stderr
+            .contains("heard nothing from the CLI for 3 s (--stall-timeout)"),
+        "{out:?}"
+    );
+}

@@ -206,6 +206,9 @@ wire_struct! {
         "insertions" insertions: opt u64,
         /// Lines deleted.
         "deletions" deletions: opt u64,
+        /// Tracked files left as they are because a link or another non-regular file sits
+        /// at their path (or above it) now (CLI 2.1.337 and later).
+        "skippedLinks" skipped_links: opt u64,
     }
 }
 
@@ -431,6 +434,10 @@ wire_struct! {
         "encoding" encoding: opt String,
         /// Whether decoding lost bytes.
         "lossy" lossy: opt bool,
+        /// The request's `path` as sent (CLI 2.1.337 and later): an answer whose
+        /// `requested_path` is not the path sent answers another request under the same id,
+        /// and byre keeps waiting for the right one.
+        "requested_path" requested_path: opt String,
     }
 }
 

@@ -419,6 +419,7 @@ const SYSTEM_SUBTYPES: &[&str] = &[
     "permission_denied",
     "informational",
     "session_writes_lost",
+    "session_title_changed",
 ];
 
 const REQUEST_SUBTYPES: &[&str] = &[

@@ -87,7 +87,7 @@ impl Driver {
             }
         };
         if self.running_ids.remove(&id).is_some() {
-            let _ = self.session.answer(&id, answer);
+            let _ = self.session.answer(Instant::now(), &id, answer);
         }
     }
 
@@ -113,9 +113,11 @@ impl Driver {
         };
         let Some(task) = task else {
             let subtype = request.tag().unwrap_or("?").to_owned();
-            let _ = self
-                .session
-                .answer(&id, Err(format!("this host has no handler for {subtype}")));
+            let _ = self.session.answer(
+                Instant::now(),
+                &id,
+                Err(format!("this host has no handler for {subtype}")),
+            );
             return;
         };
         let subtype = request.tag().unwrap_or("?");

@@ -53,6 +53,8 @@ pub struct Options {
     pub(crate) event_buffer: Option<usize>,
     /// Writes a transcript here.
     pub(crate) transcript: Option<PathBuf>,
+    /// Writes each session's transcript to a new file in this folder.
+    pub(crate) transcript_dir: Option<PathBuf>,
     /// Keeps `stream_event` lines in the transcript (left out by default: they are most of its
     /// size).
     pub(crate) transcript_stream_events: bool,
@@ -64,6 +66,8 @@ pub struct Options {
     pub(crate) transcript_launch: bool,
     /// How long `initialize` and other requests may take; 60 s by default.
     pub(crate) request_timeout: Option<Duration>,
+    /// The stall watch ([`Options::stall_timeout`]).
+    pub(crate) stall: Option<crate::StallPolicy>,
     /// How long a handler may take to answer one of the CLI's requests (hook, permission
     /// prompt, MCP message, ...) before the CLI gets an error answer and the handler is
     /// stopped. No limit by default: a permission prompt may wait for a person.
@@ -111,7 +115,9 @@ impl std::fmt::Debug for Options {
             .field("max_line", &self.max_line)
             .field("event_buffer", &self.event_buffer)
             .field("transcript", &self.transcript)
+            .field("transcript_dir", &self.transcript_dir)
             .field("request_timeout", &self.request_timeout)
+            .field("stall", &self.stall)
             .field("handler_timeout", &self.handler_timeout)
             .field("spawn", &self.spawn)
             .field("hooks", &self.hooks.len())
@@ -121,6 +127,21 @@ impl std::fmt::Debug for Options {
 }
 
 impl Options {
+    /// The transcript file of a session started now: the one given, or a new name in the
+    /// folder given.
+    pub(crate) fn transcript_path(&self) -> Option<PathBuf> {
+        static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        if let Some(path) = &self.transcript {
+            return Some(path.clone());
+        }
+        let dir = self.transcript_dir.as_ref()?;
+        let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        Some(dir.join(format!("{ms}-{}-{n}.jsonl", std::process::id())))
+    }
+
     /// Options with every default.
     pub fn new() -> Self {
         Self::default()

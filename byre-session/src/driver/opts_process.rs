@@ -90,6 +90,23 @@ impl Options {
         self
     }
 
+    /// Ends a turn that hears nothing from the CLI for `after` (no line at all; off by
+    /// default): the turn gives [`TurnError::Stalled`](crate::TurnError::Stalled), the stream
+    /// [`Event::Stalled`](crate::Event::Stalled), and the CLI is sent `interrupt`. Every line
+    /// counts as life, a running tool's `tool_progress` heartbeat too (the CLI sends one
+    /// every 30 s while a tool runs: keep `after` above that for long tools); time the CLI
+    /// spends waiting for this program (a permission prompt, a hook, an in-process tool) is
+    /// not silence. [`StallPolicy`](crate::StallPolicy) with `interrupt: false` reports only.
+    pub fn stall_timeout(self, after: Duration) -> Self {
+        self.stall_policy(crate::StallPolicy::new(after))
+    }
+
+    /// The stall watch, in full ([`Options::stall_timeout`]).
+    pub fn stall_policy(mut self, policy: crate::StallPolicy) -> Self {
+        self.stall = Some(policy);
+        self
+    }
+
     /// How long any handler may take before the CLI gets an error answer (no limit by
     /// default).
     pub fn handler_timeout(mut self, timeout: Duration) -> Self {

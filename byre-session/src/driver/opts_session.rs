@@ -50,9 +50,24 @@ impl Options {
     }
 
     /// Writes a transcript of every line exchanged to `path` (its format:
-    /// [`TranscriptWriter`](crate::transport::TranscriptWriter)).
+    /// [`TranscriptWriter`](crate::transport::TranscriptWriter)). The session holds the file
+    /// while it runs: a second session started with the same path fails to start (for
+    /// options used by many sessions, see [`transcripts_in`](Options::transcripts_in)).
     pub fn transcript(mut self, path: impl Into<PathBuf>) -> Self {
         self.transcript = Some(path.into());
+        self.transcript_dir = None;
+        self
+    }
+
+    /// Writes each session started with these options a transcript of its own in `dir`
+    /// (which must exist), named `<unix ms>-<pid>-<n>.jsonl` so that names sort by start
+    /// time: for options cloned into many sessions. [`Claude::transcript_path`] gives a
+    /// session's file. Replaces [`transcript`](Options::transcript).
+    ///
+    /// [`Claude::transcript_path`]: crate::Claude::transcript_path
+    pub fn transcripts_in(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.transcript_dir = Some(dir.into());
+        self.transcript = None;
         self
     }
 

@@ -308,7 +308,7 @@ impl Driver {
         match command {
             Command::Send(message) => {
                 // A closed session refuses it; the handle learns why from `ended`.
-                let _ = self.session.send_user(message);
+                let _ = self.session.send_user(Instant::now(), message);
             }
             Command::Request(request, timeout, reply) => self.request(request, timeout, reply),
             Command::Reinitialize(timeout, reply) => {

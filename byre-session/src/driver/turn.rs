@@ -3,6 +3,7 @@
 //! or a typed [`TurnError`].
 
 use std::collections::HashSet;
+use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -100,6 +101,18 @@ pub enum TurnError {
         /// The result.
         result: Box<ResultMessage>,
     },
+    /// The turn heard nothing from the CLI for longer than
+    /// [`Options::stall_timeout`](crate::Options::stall_timeout) allows. The CLI was sent
+    /// `interrupt`; `result` is its answer when it gave one within a few seconds (a CLI that
+    /// still reads), `None` when it did not (a hung CLI: close the session). A result that
+    /// comes later still reaches the event stream, and the next `turn()` takes it.
+    #[error("the turn heard nothing from the CLI for {} s", silent_for.as_secs())]
+    Stalled {
+        /// How long it was silent.
+        silent_for: std::time::Duration,
+        /// The CLI's result after the interrupt, if it came.
+        result: Option<Box<ResultMessage>>,
+    },
     /// The events ended before the turn's result: the CLI exited or the session was closed.
     #[error("the session ended before the turn's result")]
     Ended,
@@ -126,6 +139,7 @@ impl TurnError {
             | TurnError::StructuredOutputRetries { result }
             | TurnError::Interrupted { result }
             | TurnError::Failed { result, .. } => Some(result),
+            TurnError::Stalled { result, .. } => result.as_deref(),
             _ => None,
         }
     }
@@ -212,7 +226,12 @@ pub struct Turn<'a> {
     not_logged_in: bool,
     done: bool,
     stop: Stop<'a>,
+    /// How long the turn was silent when it stalled, and how long more its result is awaited.
+    stalled: Option<(std::time::Duration, Pin<Box<tokio::time::Sleep>>)>,
 }
+
+/// How long a stalled turn waits for the CLI's answer to the interrupt.
+const STALL_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// When a turn interrupts itself ([`Turn::interrupt_when`]).
 enum Stop<'a> {
@@ -245,6 +264,7 @@ impl Events {
             not_logged_in: false,
             done: false,
             stop: Stop::Never,
+            stalled: None,
         }
     }
 }
@@ -289,6 +309,10 @@ impl<'a> Turn<'a> {
             if let Ok(Err(error)) = answer.try_recv() {
                 tracing::warn!(%error, "the interrupt that interrupt_when asked for failed");
             }
+        }
+        if let Some((silent_for, _)) = self.stalled.take() {
+            let result = self.result.take();
+            return Err(TurnError::Stalled { silent_for, result });
         }
         let Some(result) = self.result.take() else {
             let failure = self
@@ -370,6 +394,10 @@ impl<'a> Turn<'a> {
                 self.misfits
                     .extend(misfits.iter().map(|misfit| format!("{kind}: {misfit}")));
             }
+            Event::Stalled { silent_for } if self.stalled.is_none() => {
+                let grace = Box::pin(tokio::time::sleep(STALL_GRACE));
+                self.stalled = Some((*silent_for, grace));
+            }
             _ => {}
         }
     }
@@ -392,7 +420,16 @@ impl Stream for Turn<'_> {
                 self.done = true;
                 Poll::Ready(None)
             }
-            Poll::Pending => Poll::Pending,
+            Poll::Pending => {
+                // A stalled turn ends when its grace for the interrupt's answer is over.
+                if let Some((_, grace)) = &mut self.stalled {
+                    if grace.as_mut().poll(cx).is_ready() {
+                        self.done = true;
+                        return Poll::Ready(None);
+                    }
+                }
+                Poll::Pending
+            }
         }
     }
 }

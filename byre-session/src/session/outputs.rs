@@ -17,6 +17,13 @@ use crate::turns::TurnEvent;
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Event {
+    /// A turn heard nothing from the CLI for longer than the stall policy allows
+    /// ([`SessionConfig::stall`](super::SessionConfig::stall)); once per silence. When the
+    /// policy interrupts, the core has sent `interrupt`.
+    Stalled {
+        /// How long it has been silent.
+        silent_for: Duration,
+    },
     /// A message from the CLI (every one, control lines included, in the order read). A
     /// `result` that comes before [`Event::Initialized`] answers no prompt: no turn runs yet
     /// (it is the CLI's reason for a start that fails; if the `initialize` answer comes after
@@ -142,6 +149,15 @@ pub enum ProtocolViolation {
     /// A control answer for no request in flight (late, stray or repeated).
     #[error("a control_response for unknown request {0}")]
     UnknownResponse(String),
+    /// An answer under the id of a request in flight that says it answers another request (a
+    /// `read_file` answer for another path): set aside, and the request still waits.
+    #[error("an answer under request id {id} set aside: {why}")]
+    StaleAnswer {
+        /// The request id.
+        id: String,
+        /// What it answers instead.
+        why: String,
+    },
     /// A request id that is already in flight.
     #[error("the CLI reused request id {0} while it was in flight")]
     DuplicateRequestId(String),

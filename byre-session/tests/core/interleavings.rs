@@ -319,7 +319,11 @@ impl Harness {
                     Err("refused by the host".to_owned())
                 };
                 let before = self.answers.get(&id).copied().unwrap_or(0);
-                let result = self.session.answer(&RequestId::new(id.clone()), answer);
+                let result = self.session.answer(
+                    std::time::Instant::now(),
+                    &RequestId::new(id.clone()),
+                    answer,
+                );
                 self.drain();
                 let after = self.answers.get(&id).copied().unwrap_or(0);
                 if state == In::Waiting {
@@ -346,7 +350,7 @@ impl Harness {
             }
             Op::User => {
                 self.session
-                    .send_user(UserMessage::prompt("more"))
+                    .send_user(std::time::Instant::now(), UserMessage::prompt("more"))
                     .expect("an open session takes messages");
                 self.drain();
             }
@@ -434,7 +438,8 @@ impl Harness {
                 }
             }
             assert_eq!(
-                self.session.send_user(UserMessage::prompt("late")),
+                self.session
+                    .send_user(std::time::Instant::now(), UserMessage::prompt("late")),
                 Err(CallError::Closed)
             );
             for (id, _) in &self.out {

@@ -162,7 +162,9 @@ fn every_transcript_replays_through_the_core_with_identical_sends() {
                         let HostMessage::User(user) = HostMessage::from_value(msg).unwrap() else {
                             panic!("{what}: not a user line")
                         };
-                        r.session.send_user(*user).unwrap();
+                        r.session
+                            .send_user(std::time::Instant::now(), *user)
+                            .unwrap();
                         let sent = r.drain();
                         check(msg, &sent, &format!("{what}: user"));
                     }
@@ -176,7 +178,9 @@ fn every_transcript_replays_through_the_core_with_identical_sends() {
                             Some("success") => Ok(msg["response"]["response"].clone()),
                             _ => Err(msg["response"]["error"].as_str().unwrap_or("").to_owned()),
                         };
-                        r.session.answer(&id, answer).unwrap();
+                        r.session
+                            .answer(std::time::Instant::now(), &id, answer)
+                            .unwrap();
                         let sent = r.drain();
                         check(msg, &sent, &format!("{what}: answer {id}"));
                     }
@@ -315,7 +319,7 @@ fn flush_deltas(out: &mut Vec<String>, deltas: Option<(String, u64, usize)>) {
     }
 }
 
-fn ready_session(config: SessionConfig, now: Instant) -> Session {
+pub(crate) fn ready_session(config: SessionConfig, now: Instant) -> Session {
     let mut session = Session::new(config, now);
     let _ = session.poll_transmit();
     let answer = r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1","response":{}}}"#;
@@ -324,7 +328,7 @@ fn ready_session(config: SessionConfig, now: Instant) -> Session {
     session
 }
 
-fn cli(line: &str) -> CliMessage {
+pub(crate) fn cli(line: &str) -> CliMessage {
     line.parse().unwrap()
 }
 
@@ -356,7 +360,10 @@ fn requests_time_out_and_fail_at_exit() {
         [Event::Response { id, result: Err(RequestFailure::Exited(why)), .. }] if id == &other && why.contains("boom")
     ));
     assert_eq!(
-        session.send_user(byre_proto::UserMessage::prompt("x")),
+        session.send_user(
+            std::time::Instant::now(),
+            byre_proto::UserMessage::prompt("x")
+        ),
         Err(CallError::Closed)
     );
 }
@@ -448,7 +455,11 @@ fn a_cancelled_cli_request_gets_no_answer() {
         .any(|e| matches!(e, Event::RequestCancelled { id } if id.as_str() == "p1")));
     let id = RequestId::new("p1");
     assert_eq!(
-        session.answer(&id, Ok(serde_json::json!({"behavior": "allow"}))),
+        session.answer(
+            std::time::Instant::now(),
+            &id,
+            Ok(serde_json::json!({"behavior": "allow"}))
+        ),
         Err(CallError::NotWaiting("p1".into()))
     );
     assert!(session.poll_transmit().is_none());
@@ -470,6 +481,7 @@ fn cli_requests_before_the_initialize_answer_are_served() {
     let id = request.expect("the MCP request reaches the host before initialize is answered");
     session
         .answer(
+            std::time::Instant::now(),
             &id,
             Ok(serde_json::json!({"mcp_response": {"jsonrpc": "2.0", "id": 0, "result": {}}})),
         )
@@ -537,7 +549,11 @@ fn a_reinitialize_answer_redelivers_only_the_requests_not_in_flight_nor_answered
     session.handle_message(now, cli(&permission("answered")));
     let answered = RequestId::new("answered");
     session
-        .answer(&answered, Ok(serde_json::json!({"behavior": "allow"})))
+        .answer(
+            std::time::Instant::now(),
+            &answered,
+            Ok(serde_json::json!({"behavior": "allow"})),
+        )
         .unwrap();
     while session.poll_event().is_some() {}
     while session.poll_transmit().is_some() {}
@@ -585,10 +601,18 @@ fn a_reinitialize_answer_redelivers_only_the_requests_not_in_flight_nor_answered
     // A later answer to the redelivered one is taken once.
     let lost = RequestId::new("lost");
     session
-        .answer(&lost, Ok(serde_json::json!({"behavior": "allow"})))
+        .answer(
+            std::time::Instant::now(),
+            &lost,
+            Ok(serde_json::json!({"behavior": "allow"})),
+        )
         .unwrap();
     assert!(session
-        .answer(&lost, Ok(serde_json::json!({"behavior": "allow"})))
+        .answer(
+            std::time::Instant::now(),
+            &lost,
+            Ok(serde_json::json!({"behavior": "allow"}))
+        )
         .is_err());
 }
 
@@ -637,7 +661,10 @@ fn finished_tasks_of_earlier_turns_are_forgotten() {
     let result = r#"{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"s"}"#;
     for turn in 0..2_000 {
         session
-            .send_user(byre_proto::UserMessage::prompt("go"))
+            .send_user(
+                std::time::Instant::now(),
+                byre_proto::UserMessage::prompt("go"),
+            )
             .unwrap();
         while session.poll_transmit().is_some() {}
         if turn == 0 {
@@ -696,7 +723,10 @@ fn a_result_before_the_initialize_answer_is_reported_and_ends_no_turn() {
         "{events:?}"
     );
     session
-        .send_user(byre_proto::UserMessage::prompt("hi"))
+        .send_user(
+            std::time::Instant::now(),
+            byre_proto::UserMessage::prompt("hi"),
+        )
         .unwrap();
     let real = r#"{"type":"result","subtype":"success","is_error":false,"result":"real","session_id":"s"}"#;
     session.handle_message(now, cli(real));

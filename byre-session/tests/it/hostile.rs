@@ -269,3 +269,48 @@ async fn a_request_awaited_while_events_lie_unread_is_answered() {
     assert_eq!(text, "x".repeat(600), "every delta, in order");
     claude.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_that_goes_silent_ends_stalled_within_its_timeout() {
+    let options = hostile(&[("mode", "silent")]).stall_timeout(Duration::from_secs(2));
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    let started = Instant::now();
+    claude.send("hang, please").unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(30), events.turn().finish())
+        .await
+        .expect("a stalled turn ends");
+    let took = started.elapsed();
+    match outcome {
+        Err(TurnError::Stalled { silent_for, result }) => {
+            assert!(silent_for >= Duration::from_secs(2), "{silent_for:?}");
+            // The stand-in does not answer the interrupt: no result.
+            assert!(result.is_none(), "{result:?}");
+        }
+        other => panic!("not a stall: {other:?}"),
+    }
+    // The timeout, then the grace for the interrupt's answer: well under 30 s.
+    assert!(took < Duration::from_secs(15), "{took:?}");
+    claude.terminate().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_tool_that_sends_heartbeats_is_not_a_stall() {
+    // Six heartbeats 700 ms apart (4.2 s) against a 2 s stall timeout.
+    let options = hostile(&[("mode", "heartbeat"), ("lines", "6"), ("every", "700")])
+        .stall_timeout(Duration::from_secs(2));
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    let started = Instant::now();
+    claude.send("run the long tool").unwrap();
+    let output = events
+        .turn()
+        .finish()
+        .await
+        .expect("the turn ends with its result");
+    assert_eq!(output.result.result.as_deref(), Some("done"));
+    assert!(
+        started.elapsed() > Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    claude.close().await.unwrap();
+}

@@ -215,3 +215,43 @@ fn store_losses_are_counted_per_transcript_in_bounded_memory() {
         "every failure is an event"
     );
 }
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_sessions_never_write_one_transcript_file() {
+    let model = FakeModel::start(answers()).await.unwrap();
+    let (options, _env) = options(&model);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("one.jsonl");
+    // One path for two sessions: the second is refused, the first's file left whole.
+    let (first, mut events) = Claude::start(options.clone().transcript(&path))
+        .await
+        .unwrap();
+    let second = Claude::start(options.clone().transcript(&path)).await;
+    let Err(error) = second else {
+        panic!("a second session took the same transcript");
+    };
+    assert!(matches!(error, Error::Transcript { .. }), "{error:?}");
+    assert!(error.to_string().contains("another session"), "{error}");
+    first.send("the first question").unwrap();
+    let (_, result) = until_result(&mut events).await;
+    assert_eq!(result.is_error, Some(false));
+    first.close().await.unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains('\0'), "the file was written over");
+    assert!(text.contains("Answer one: pelican."));
+
+    // Options cloned into many sessions: a file each, in the folder given.
+    let many = options.transcripts_in(dir.path());
+    let (a, _a_events) = Claude::start(many.clone()).await.unwrap();
+    let (b, _b_events) = Claude::start(many).await.unwrap();
+    let (path_a, path_b) = (a.transcript_path().unwrap(), b.transcript_path().unwrap());
+    assert_ne!(path_a, path_b);
+    assert_eq!(path_a.parent(), Some(dir.path()));
+    a.close().await.unwrap();
+    b.close().await.unwrap();
+    for path in [path_a, path_b] {
+        let text = std::fs::read_to_string(path).unwrap();
+        assert!(text.contains("\"subtype\":\"initialize\""), "{text}");
+    }
+}

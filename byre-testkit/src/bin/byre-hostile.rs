@@ -34,6 +34,11 @@
 //!   tool result, a notification, and stderr; then the `result`, or with `--exit` exit 3
 //!   mid-turn (the host's error quotes stderr).
 //!
+//! - `silent`: an `assistant` message, then nothing more for the turn (still reading, answering
+//!   nothing, not even an `interrupt`): a CLI hung mid-turn.
+//! - `heartbeat`: `--lines N` `tool_progress` heartbeats of a running Bash call, one every
+//!   `--every MS` (1000 by default), then the `result`: a long tool that is alive.
+//!
 //! Flags may also come in `BYRE_HOSTILE_ARGS` (split at spaces), for a host that passes only
 //! its own flags to the CLI (`byre run`).
 //!
@@ -120,6 +125,27 @@ fn main() {
                 continue;
             }
             "big" => write_messages(&mut out, lines, size, newlines),
+            "silent" => {
+                write_messages(&mut out, 1, 100, false);
+                let _ = out.flush();
+                continue;
+            }
+            "heartbeat" => {
+                let every = Duration::from_millis(number("--every", 1000) as u64);
+                for n in 0..lines {
+                    std::thread::sleep(every);
+                    let _ = writeln!(
+                        out,
+                        concat!(
+                            r#"{{"type":"tool_progress","tool_use_id":"toolu_long","#,
+                            r#""tool_name":"Bash","parent_tool_use_id":null,"#,
+                            r#""elapsed_time_seconds":{},"session_id":"hostile"}}"#
+                        ),
+                        n + 1
+                    );
+                    let _ = out.flush();
+                }
+            }
             "tasks" => write_task(&mut out),
             "deep-tool" => write_deep_tool_call(&mut out),
             "controls" => {

@@ -23,6 +23,11 @@ pub struct TranscriptWriter {
     /// The file created by [`TranscriptWriter::create`], to cut back to its last whole line
     /// when a write fails.
     file: Option<File>,
+    /// The exclusive lock on the file created by [`TranscriptWriter::create`], held while the
+    /// writer lives, so that a second session given the same path fails instead of writing
+    /// over this one.
+    #[cfg(unix)]
+    _lock: Option<nix::fcntl::Flock<File>>,
     /// Lines handed to the writer to be written (stream events left out are not lines).
     lines: u64,
     /// The first write error, and how many lines are not in the file since.
@@ -79,25 +84,53 @@ impl fmt::Debug for TranscriptWriter {
     }
 }
 
+/// An exclusive lock on `file` (on a handle of its own), or [`io::ErrorKind::ResourceBusy`]
+/// when another writer holds one.
+#[cfg(unix)]
+fn lock(file: &File) -> io::Result<nix::fcntl::Flock<File>> {
+    use nix::fcntl::{Flock, FlockArg};
+    match Flock::lock(file.try_clone()?, FlockArg::LockExclusiveNonblock) {
+        Ok(lock) => Ok(lock),
+        Err((_, nix::errno::Errno::EWOULDBLOCK)) => Err(io::Error::new(
+            io::ErrorKind::ResourceBusy,
+            "another session is writing a transcript to this file: give each session a path \
+             of its own (Options::transcripts_in numbers them)",
+        )),
+        Err((_, errno)) => Err(io::Error::from(errno)),
+    }
+}
+
 impl TranscriptWriter {
     /// Creates (or truncates) the file at `path`, readable and writable by its owner only
-    /// (0600 on Unix; a regular file that exists gets that mode too).
+    /// (0600 on Unix; a regular file that exists gets that mode too). On Unix the writer holds
+    /// an exclusive lock on a regular file while it lives: a file another writer holds (a
+    /// second session given the same path, in this process or another) is refused with
+    /// [`io::ErrorKind::ResourceBusy`] and left as it is.
     pub fn create(path: impl AsRef<Path>) -> io::Result<Self> {
         let mut open = std::fs::OpenOptions::new();
-        open.write(true).create(true).truncate(true);
+        open.write(true).create(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o600);
         let file = open.open(path)?;
         #[cfg(unix)]
-        if file.metadata()?.is_file() {
+        let lock = if file.metadata()?.is_file() {
             use std::os::unix::fs::PermissionsExt;
+            let lock = lock(&file)?;
+            file.set_len(0)?;
             file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        }
+            Some(lock)
+        } else {
+            None
+        };
         // A handle of its own, to cut the file back after a failed write (none for a file
         // that cannot be cloned: the failure is reported all the same).
         let cut = file.try_clone().ok();
         let mut writer = Self::new(file);
         writer.file = cut;
+        #[cfg(unix)]
+        {
+            writer._lock = lock;
+        }
         Ok(writer)
     }
 
@@ -112,6 +145,8 @@ impl TranscriptWriter {
         TranscriptWriter {
             out: Some(BufWriter::new(counted)),
             file: None,
+            #[cfg(unix)]
+            _lock: None,
             lines: 0,
             failure: None,
             lost: 0,

@@ -529,8 +529,21 @@ async fn the_group_a_daemon_leads_goes_too() {
 #[tokio::test]
 async fn each_cli_has_a_tag_of_its_own_unless_turned_off() {
     let (a, b) = (spawn(&[], quick()), spawn(&[], quick()));
-    let tag = |p: &CliProcess| byre_testkit::environment_var(p.pid(), PROCESS_TAG_VAR);
-    let (tag_a, tag_b) = (tag(&a).unwrap(), tag(&b).unwrap());
+    // Its environment is read once it runs the stand-in: until its exec, a child has this
+    // process's.
+    async fn tag(p: &CliProcess) -> Option<String> {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let cmdline = format!("/proc/{}/cmdline", p.pid());
+        while !std::fs::read_to_string(&cmdline).is_ok_and(|c| c.contains("standin")) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the stand-in never ran"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        byre_testkit::environment_var(p.pid(), PROCESS_TAG_VAR)
+    }
+    let (tag_a, tag_b) = (tag(&a).await.unwrap(), tag(&b).await.unwrap());
     assert_ne!(tag_a, tag_b);
     assert!(tag_a.len() >= 32, "{tag_a}");
     assert!(!format!("{a:?}").contains(&tag_a), "{a:?}");
@@ -539,7 +552,7 @@ async fn each_cli_has_a_tag_of_its_own_unless_turned_off() {
         ..quick()
     };
     let c = spawn(&[], untagged);
-    assert_eq!(tag(&c), None);
+    assert_eq!(tag(&c).await, None);
     for process in [a, b, c] {
         process.shutdown().await.unwrap();
     }
