@@ -20,6 +20,7 @@ use super::applied::Sent;
 use super::commands::{Command, Direct, McpHandlerFactory, Outbox, Ready, Shared};
 use super::error::Error;
 use super::handlers::HookHandler;
+use super::limits::Limits;
 use super::options::{launch_note, route_questions, Options};
 use super::phase::Phase;
 use super::run::Driver;
@@ -67,6 +68,8 @@ pub struct Claude {
     pub(super) sent: Arc<Sent>,
     /// The session's transcript file, if it keeps one.
     pub(super) transcript_path: Option<Arc<std::path::PathBuf>>,
+    /// The limits it shares with other sessions.
+    pub(super) limits: Option<Limits>,
     /// Every prompt is sent as written ([`Options::verbatim_prompts`]).
     pub(super) verbatim: bool,
     /// What waits for the session store, when there is one.
@@ -138,6 +141,17 @@ impl Claude {
     pub async fn spawn(options: Options) -> Result<(Claude, Events), Error> {
         let mut options = options;
         options.settle_permissions()?;
+        let limits = options.limits.clone();
+        if let Some(limits) = &limits {
+            if let Some((spent, budget)) = limits.spent_budget() {
+                return Err(Error::BudgetSpent { spent, budget });
+            }
+            // What is left of the shared budget is the most this CLI may spend.
+            if let Some(left) = limits.remaining_usd() {
+                let own = options.launch.max_budget_usd.unwrap_or(f64::INFINITY);
+                options.launch.max_budget_usd = Some(own.min(left));
+            }
+        }
         options.read_files().map_err(Error::InvalidInput)?;
         let fail_closed_hook = options.has_fail_closed_hook();
         let mut initialize = options.initialize.clone();
@@ -291,6 +305,7 @@ impl Claude {
             turn_span: None,
             init_span: None,
             store,
+            governor: limits.clone().map(super::governor::Governor::new),
         };
         // Everything the driver does happens inside the session's span: its turns, control
         // requests both ways, the exit.
@@ -307,6 +322,7 @@ impl Claude {
             mcp_set: Arc::new(tokio::sync::Mutex::new(mcp_set)),
             sent,
             transcript_path: transcript_path.map(Arc::new),
+            limits: limits.clone(),
             verbatim: options.verbatim_prompts,
             store_backlog,
         };
@@ -348,6 +364,9 @@ impl Claude {
     /// Sends a user message (with images, a uuid, ...).
     pub fn send_message(&self, mut message: UserMessage) -> Result<(), Error> {
         self.check_input()?;
+        if let Some((spent, budget)) = self.limits.as_ref().and_then(Limits::spent_budget) {
+            return Err(Error::BudgetSpent { spent, budget });
+        }
         if self.verbatim && message.client_composed.is_none() {
             message.client_composed = Some(true);
         }

@@ -160,6 +160,15 @@ pub enum Error {
         /// How the CLI ended once stopped (`None` when it could not be waited for).
         exit: Option<ExitInfo>,
     },
+    /// The budget the sessions share ([`Limits::budget_usd`](crate::Limits::budget_usd)) is
+    /// spent: no new prompt, no new session.
+    #[error("the shared budget is spent: ${spent:.4} of ${budget:.4}")]
+    BudgetSpent {
+        /// What the sessions spent together, in US dollars.
+        spent: f64,
+        /// The budget.
+        budget: f64,
+    },
     /// The session did not write everything for the user: transcript lines (a full disk) or
     /// entries for the session store (it failed, or was too slow). Given by
     /// [`Claude::close`](crate::Claude::close) and [`Claude::wait`](crate::Claude::wait)
@@ -306,6 +315,8 @@ pub enum Fault {
     /// A write byre makes for the user failed (the transcript on a full disk, the session
     /// store): the session itself may have gone well.
     NotWritten,
+    /// A limit the sessions share refused it (the budget is spent).
+    Limit,
 }
 
 impl Error {
@@ -329,6 +340,7 @@ impl Error {
             },
             Error::Closed(_) | Error::InputClosed { .. } => Fault::Exited,
             Error::NotWritten(_) => Fault::NotWritten,
+            Error::BudgetSpent { .. } => Fault::Limit,
         }
     }
 

@@ -68,6 +68,8 @@ pub struct Options {
     pub(crate) request_timeout: Option<Duration>,
     /// The stall watch ([`Options::stall_timeout`]).
     pub(crate) stall: Option<crate::StallPolicy>,
+    /// Limits shared with other sessions ([`Options::limits`]).
+    pub(crate) limits: Option<crate::Limits>,
     /// How long a handler may take to answer one of the CLI's requests (hook, permission
     /// prompt, MCP message, ...) before the CLI gets an error answer and the handler is
     /// stopped. No limit by default: a permission prompt may wait for a person.
@@ -118,6 +120,7 @@ impl std::fmt::Debug for Options {
             .field("transcript_dir", &self.transcript_dir)
             .field("request_timeout", &self.request_timeout)
             .field("stall", &self.stall)
+            .field("limits", &self.limits)
             .field("handler_timeout", &self.handler_timeout)
             .field("spawn", &self.spawn)
             .field("hooks", &self.hooks.len())

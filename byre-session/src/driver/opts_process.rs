@@ -101,6 +101,13 @@ impl Options {
         self.stall_policy(crate::StallPolicy::new(after))
     }
 
+    /// Limits this session shares with every other session given the same
+    /// [`Limits`](crate::Limits): turns running at once, a budget, rate-limit holds.
+    pub fn limits(mut self, limits: crate::Limits) -> Self {
+        self.limits = Some(limits);
+        self
+    }
+
     /// The stall watch, in full ([`Options::stall_timeout`]).
     pub fn stall_policy(mut self, policy: crate::StallPolicy) -> Self {
         self.stall = Some(policy);

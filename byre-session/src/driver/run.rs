@@ -40,6 +40,8 @@ enum Step {
     InputClosed(super::writer::Undelivered),
     /// The stop under way moved on.
     Stop(StopStep),
+    /// Prompts that waited for the shared limits may go.
+    Admitted(Vec<byre_proto::UserMessage>),
     Timeout,
 }
 
@@ -100,6 +102,8 @@ pub(super) struct Driver {
     /// The session store's mirror task, and the scratch config a stored session was loaded
     /// into, when there is a store.
     pub(super) store: Option<super::store::StoreRun>,
+    /// The session's part in shared limits ([`Options::limits`]).
+    pub(super) governor: Option<super::governor::Governor>,
 }
 
 impl Driver {
@@ -191,6 +195,7 @@ impl Driver {
                     Step::InputClosed(undelivered)
                 }
                 step = self.phase.stop_step() => Step::Stop(step),
+                admitted = admitted(&mut self.governor), if running => Step::Admitted(admitted),
                 () = sleep => Step::Timeout,
             };
             // The steps of a busy stream are carried out here; the rarer ones by `step`.
@@ -211,6 +216,12 @@ impl Driver {
     async fn step(&mut self, step: Step) -> bool {
         match step {
             Step::Lines(Some(lines)) => self.on_lines(lines),
+            Step::Admitted(prompts) => {
+                for prompt in prompts {
+                    // A closed session refuses it; the handle learns why from `ended`.
+                    let _ = self.session.send_user(Instant::now(), prompt);
+                }
+            }
             Step::Lines(None) => match self.phase {
                 Phase::Running { .. } => self.output_ended(false).await,
                 Phase::Draining { .. } => return self.drained().await,
@@ -307,8 +318,14 @@ impl Driver {
     pub(super) async fn command(&mut self, command: Command) -> Option<Closing> {
         match command {
             Command::Send(message) => {
-                // A closed session refuses it; the handle learns why from `ended`.
-                let _ = self.session.send_user(Instant::now(), message);
+                let message = match &mut self.governor {
+                    Some(governor) => governor.admit(message),
+                    None => Some(message),
+                };
+                if let Some(message) = message {
+                    // A closed session refuses it; the handle learns why from `ended`.
+                    let _ = self.session.send_user(Instant::now(), message);
+                }
             }
             Command::Request(request, timeout, reply) => self.request(request, timeout, reply),
             Command::Reinitialize(timeout, reply) => {
@@ -493,8 +510,14 @@ impl Driver {
                         "parts of a line do not fit the model: kept as text"
                     );
                 }
+                if let Some(governor) = &mut self.governor {
+                    governor.observe(&message);
+                }
                 let decoded = byre_proto::Decoded { message, misfits };
                 self.session.handle_decoded(now, decoded);
+                if let Some(governor) = &mut self.governor {
+                    governor.release_if_idle(self.session.turns());
+                }
                 self.events.weigh(self.session.events_mut().len(), line.len);
             }
             Frame::BadLine(bad) => {
@@ -715,4 +738,16 @@ pub(super) async fn child_exit(process: &mut Option<CliProcess>) {
         }
     }
     std::future::pending().await
+}
+
+/// The prompts the shared limits admit, when some wait; pending for ever otherwise.
+async fn admitted(
+    governor: &mut Option<super::governor::Governor>,
+) -> Vec<byre_proto::UserMessage> {
+    match governor {
+        Some(governor) if governor.waits() => {
+            std::future::poll_fn(|cx| governor.poll_admitted(cx)).await
+        }
+        _ => std::future::pending().await,
+    }
 }

@@ -8,6 +8,7 @@ mod fds;
 mod history;
 mod hooks;
 mod hostile;
+mod limits;
 mod mcp;
 mod more_options;
 mod pool;

@@ -1,0 +1,84 @@
+//! Limits shared by sessions, against the real CLI: with at most two turns at once, six
+//! sessions never run more than two; a shared budget refuses new prompts and new sessions
+//! once spent; each session's spend is counted.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use byre_session::{Claude, Error, Limits};
+use byre_testkit::{FakeModel, Match, Reply, Rule, Script};
+
+use crate::support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn six_sessions_with_a_limit_of_two_never_run_more_than_two_turns_at_once() {
+    // When each API request came: a turn's one request, answered 700 ms later.
+    let arrivals: Arc<Mutex<Vec<Instant>>> = Arc::default();
+    let seen = arrivals.clone();
+    let stamp = Match::when(move |_| {
+        seen.lock().unwrap().push(Instant::now());
+        true
+    });
+    let script = Script::new().rule(Rule::when(stamp).reply(Reply::text("Done.").delay_ms(700)));
+    let model = FakeModel::start(script).await.unwrap();
+    let limits = Limits::new().max_running_turns(2);
+    let mut sessions = Vec::new();
+    for n in 0..6 {
+        let (options, env) = options(&model);
+        let options = options.limits(limits.clone());
+        sessions.push(tokio::spawn(async move {
+            let (claude, mut events) = Claude::start(options).await.unwrap();
+            let result = turn(&claude, &mut events, &format!("question {n}")).await;
+            claude.close().await.unwrap();
+            drop(env);
+            result
+        }));
+    }
+    for session in sessions {
+        let result = session.await.unwrap();
+        assert_eq!(result.result.as_deref(), Some("Done."));
+    }
+    let arrivals = arrivals.lock().unwrap().clone();
+    assert_eq!(arrivals.len(), 6, "one API request a turn");
+    // A turn lasts at least the 700 ms its answer takes: three arrivals within 600 ms would
+    // be three turns at once.
+    let most = arrivals
+        .iter()
+        .map(|at| {
+            let window = *at + Duration::from_millis(600);
+            arrivals.iter().filter(|a| *a >= at && **a < window).count()
+        })
+        .max()
+        .unwrap();
+    assert!(most <= 2, "{most} turns ran at once: {arrivals:?}");
+    assert_eq!(limits.running_turns(), 0, "every permit came back");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_budget_stops_new_turns_and_new_sessions_once_spent() {
+    let model = FakeModel::start(Script::new().rule(Rule::any().reply(Reply::text("Ok."))))
+        .await
+        .unwrap();
+    // A turn of the fake model costs $0.0006: two of them spend the budget.
+    let limits = Limits::new().budget_usd(0.001);
+    let (options, _env) = options(&model);
+    let options = options.limits(limits.clone());
+    let (claude, mut events) = Claude::start(options.clone()).await.unwrap();
+    let id = claude.session_id();
+    turn(&claude, &mut events, "first").await;
+    assert!(limits.spent_usd() > 0.0005, "{}", limits.spent_usd());
+    turn(&claude, &mut events, "second").await;
+    let refused = claude.send("third").unwrap_err();
+    assert!(matches!(refused, Error::BudgetSpent { .. }), "{refused:?}");
+    assert_eq!(refused.fault(), byre_session::Fault::Limit);
+    assert!(refused.to_string().contains("budget is spent"), "{refused}");
+    let id = id.or_else(|| claude.session_id()).unwrap();
+    assert!((limits.spent_by(&id) - limits.spent_usd()).abs() < 1e-12);
+    claude.close().await.unwrap();
+    let Err(error) = Claude::start(options).await else {
+        panic!("a session started on a spent budget");
+    };
+    assert!(matches!(error, Error::BudgetSpent { .. }), "{error:?}");
+    assert_eq!(model.message_requests().len(), 2);
+    assert_eq!(limits.remaining_usd(), Some(0.0));
+}
