@@ -37,6 +37,7 @@
 mod applied;
 mod claude;
 mod commands;
+mod costs;
 mod dispatch;
 mod ending;
 mod error;
@@ -68,6 +69,7 @@ pub(crate) use claude::McpChange;
 pub use claude::{Claude, Events};
 #[cfg(feature = "mcp")]
 pub(crate) use commands::{McpHandlerFactory, Outbox};
+pub use costs::{SubagentCost, Tokens};
 pub use error::{Error, Fault, HandlerError, UsageError};
 pub use error::{NotWritten, TranscriptLoss};
 pub use handlers::{HookHandler, RequestHandler};

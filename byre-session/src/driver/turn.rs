@@ -159,6 +159,9 @@ pub struct TurnOutput {
     /// line's `type`, then the JSON path and why (`result: /num_turns (invalid type: ...)`).
     /// Empty unless the CLI wrote something byre does not expect.
     pub misfits: Vec<String>,
+    /// The ids of the `Agent` tool calls the turn made (the subagents it started), in order
+    /// ([`TurnOutput::subagent_costs`]).
+    pub agent_calls: Vec<String>,
 }
 
 impl TurnOutput {
@@ -226,6 +229,8 @@ pub struct Turn<'a> {
     not_logged_in: bool,
     done: bool,
     stop: Stop<'a>,
+    /// The `Agent` tool calls of the turn.
+    agent_calls: Vec<String>,
     /// How long the turn was silent when it stalled, and how long more its result is awaited.
     stalled: Option<(std::time::Duration, Pin<Box<tokio::time::Sleep>>)>,
 }
@@ -264,6 +269,7 @@ impl Events {
             not_logged_in: false,
             done: false,
             stop: Stop::Never,
+            agent_calls: Vec::new(),
             stalled: None,
         }
     }
@@ -331,6 +337,7 @@ impl<'a> Turn<'a> {
         )?;
         Ok(TurnOutput {
             misfits: std::mem::take(&mut self.misfits),
+            agent_calls: std::mem::take(&mut self.agent_calls),
             ..output
         })
     }
@@ -373,6 +380,14 @@ impl<'a> Turn<'a> {
             Event::Message(CliMessage::Assistant(m)) if m.parent_tool_use_id.is_none() => {
                 if m.error.as_ref() == Some(&AssistantError::AUTHENTICATION_FAILED) {
                     self.not_logged_in = true;
+                }
+                for block in &m.message.content {
+                    if let ContentBlock::ToolUse(call) = block {
+                        let agent = call.name == "Agent" || call.name == "Task";
+                        if agent && !self.agent_calls.contains(&call.id) {
+                            self.agent_calls.push(call.id.clone());
+                        }
+                    }
                 }
                 let id = m.message.id.clone().unwrap_or_default();
                 if !self.text.streamed.contains(&id) {
@@ -481,6 +496,7 @@ fn outcome(
             text,
             result,
             misfits: Vec::new(),
+            agent_calls: Vec::new(),
         });
     }
     if not_logged_in {

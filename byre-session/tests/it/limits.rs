@@ -1,6 +1,7 @@
-//! Limits shared by sessions, against the real CLI: with at most two turns at once, six
-//! sessions never run more than two; a shared budget refuses new prompts and new sessions
-//! once spent; each session's spend is counted.
+//! Limits shared by sessions, and what they spent, against the real CLI: with at most two
+//! turns at once, six sessions never run more than two; a shared budget refuses new prompts
+//! and new sessions once spent; each session's spend is counted, and each subagent's cost is
+//! read from its transcript.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -81,4 +82,44 @@ async fn a_shared_budget_stops_new_turns_and_new_sessions_once_spent() {
     assert!(matches!(error, Error::BudgetSpent { .. }), "{error:?}");
     assert_eq!(model.message_requests().len(), 2);
     assert_eq!(limits.remaining_usd(), Some(0.0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_says_what_each_subagent_cost() {
+    use serde_json::json;
+    let script = Script::new()
+        .rule(Rule::when(Match::user_text_contains("REVIEW-TASK")).reply(Reply::text("Fine.")))
+        .rule(
+            Rule::when(Match::user_text_contains("ask the reviewer")).reply(Reply::tool_use(
+                "Agent",
+                json!({"description": "Review", "prompt": "REVIEW-TASK: check it",
+                       "subagent_type": "general-purpose"}),
+            )),
+        )
+        .rule(Rule::when(Match::has_tool_result(true)).reply(Reply::text("Reviewed.")));
+    let model = FakeModel::start(script).await.unwrap();
+    let (options, env) = options(&model);
+    let (claude, mut events) = Claude::start(options).await.unwrap();
+    claude.send("please ask the reviewer").unwrap();
+    let output = events.turn().finish().await.unwrap();
+    claude.close().await.unwrap();
+    assert_eq!(output.agent_calls.len(), 1, "{:?}", output.agent_calls);
+    let history = byre_session::transport::SessionHistory::new(env.home().join(".claude"));
+    let costs = output.subagent_costs(&history).unwrap();
+    let [cost] = costs.as_slice() else {
+        panic!("one subagent: {costs:?}");
+    };
+    assert_eq!(cost.tool_use_id, output.agent_calls[0]);
+    assert_eq!(cost.agent_type.as_deref(), Some("general-purpose"));
+    // The subagent made one API call of the fake model's 100 input and 10 output tokens, one
+    // of the turn's three priced calls (the main agent's call to the tool, and its answer
+    // after): a third of its cost.
+    let tokens: Vec<_> = cost.tokens.values().copied().collect();
+    assert_eq!((tokens[0].input, tokens[0].output), (100, 10), "{cost:?}");
+    let turn_cost = output.cost_usd().unwrap();
+    let share = cost.cost_usd.unwrap() / turn_cost;
+    assert!(
+        (share - 1.0 / 3.0).abs() < 1e-9,
+        "{share} of {turn_cost}: {cost:?}"
+    );
 }
