@@ -59,6 +59,7 @@ mod reader;
 mod run;
 mod settings;
 mod settings_requests;
+mod spans;
 mod store;
 mod turn;
 mod unwritten;

@@ -303,6 +303,7 @@ impl Claude {
             handler_timeout: options.handler_timeout,
             exit_grace: options.process.exit_grace,
             turn_span: None,
+            tool_spans: Default::default(),
             init_span: None,
             store,
             governor: limits.clone().map(super::governor::Governor::new),

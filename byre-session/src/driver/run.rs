@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use byre_proto::{HostMessage, HostRequest, RawJson};
+use byre_proto::{CliMessage, HostMessage, HostRequest, RawJson};
 use byre_transport::{CliProcess, ExitInfo, Frame};
 use futures::FutureExt;
 use serde_json::Value;
@@ -97,6 +97,8 @@ pub(super) struct Driver {
     pub(super) exit_grace: Duration,
     /// The span of the running turn: host requests sent during it are its children.
     pub(super) turn_span: Option<tracing::Span>,
+    /// The spans of the tool calls in flight.
+    pub(super) tool_spans: super::spans::ToolSpans,
     /// The span of `initialize` (which the core sends), and when it went out.
     pub(super) init_span: Option<(tracing::Span, Instant)>,
     /// The session store's mirror task, and the scratch config a stored session was loaded
@@ -456,22 +458,35 @@ impl Driver {
     /// Looks at the events the core produced since the last look (they stay queued).
     pub(super) fn observe_events(&mut self) {
         let events = self.session.events_mut();
-        for event in events.iter().skip(self.seen) {
+        for (at, event) in events.iter().enumerate().skip(self.seen) {
             match event {
                 Event::Turn(TurnEvent::SessionId { session_id, .. }) => {
                     tracing::Span::current().record("session_id", session_id.as_str());
                     self.shared.lock().expect("shared state").session_id = Some(session_id.clone());
                 }
                 Event::Turn(TurnEvent::TurnStarted { turn, origin, .. }) => {
-                    let span = tracing::info_span!("turn", turn = turn.get(), origin = ?origin);
+                    let session = self.shared.lock().expect("shared state").session_id.clone();
+                    let span = super::spans::turn(turn.get(), origin, session.as_deref());
                     span.in_scope(|| tracing::debug!("started"));
                     self.turn_span = Some(span);
                 }
+                Event::Message(message) => {
+                    self.tool_spans.observe(message, self.turn_span.as_ref());
+                }
                 Event::Turn(TurnEvent::TurnEnded { turn, outcome, .. }) => {
+                    self.tool_spans.clear();
                     let span = self
                         .turn_span
                         .take()
-                        .unwrap_or_else(|| tracing::info_span!("turn", turn = turn.get()));
+                        .unwrap_or_else(|| super::spans::turn(turn.get(), &"unknown", None));
+                    // The result that ended it follows it in the core's queue.
+                    let result = events.iter().skip(at + 1).find_map(|e| match e {
+                        Event::Message(CliMessage::Result(result)) => Some(result),
+                        _ => None,
+                    });
+                    if let Some(result) = result {
+                        super::spans::record_result(&span, result);
+                    }
                     span.in_scope(|| {
                         let is_error = outcome.is_error;
                         tracing::info!(subtype = %outcome.subtype, is_error, "ended")

@@ -94,10 +94,16 @@ async fn sessions_turns_and_control_requests_have_spans() {
     let subscriber = tracing_subscriber::registry().with(recorder.clone());
     tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
 
-    let script = Script::new().rule(
-        Rule::when(Match::user_text_contains("hello"))
-            .reply(Reply::text("Hi from the fake model.")),
-    );
+    let script = Script::new()
+        .rule(
+            Rule::when(Match::has_tool_result(true)).reply(Reply::text("Hi from the fake model.")),
+        )
+        .rule(
+            Rule::when(Match::user_text_contains("hello")).reply(Reply::tool_use(
+                "Bash",
+                serde_json::json!({"command": "echo hi", "description": "Say hi"}),
+            )),
+        );
     let model = FakeModel::start(script).await.unwrap();
     let (options, _env) = support::options(&model);
     let options = options.hook(HookEvent::STOP, |_input, _id| async {
@@ -138,6 +144,38 @@ async fn sessions_turns_and_control_requests_have_spans() {
 
     let turns = named("turn");
     assert_eq!(turns.len(), 1, "{spans:#?}");
+    // In the shape of OpenTelemetry's GenAI conventions: the turn an agent invocation with
+    // the session, the usage and the cost of its result; the tool call a span inside it.
+    let field = |span: &SpanRec, name: &str| span.fields.get(name).cloned().unwrap_or_default();
+    let turn = turns[0];
+    assert_eq!(
+        field(turn, "otel.name"),
+        "invoke_agent claude-code",
+        "{turn:?}"
+    );
+    assert_eq!(field(turn, "gen_ai.operation.name"), "invoke_agent");
+    assert_eq!(field(turn, "gen_ai.provider.name"), "anthropic");
+    assert_eq!(
+        field(turn, "gen_ai.conversation.id"),
+        session_id,
+        "{turn:?}"
+    );
+    assert_eq!(field(turn, "gen_ai.usage.input_tokens"), "200", "{turn:?}");
+    assert_eq!(field(turn, "gen_ai.usage.output_tokens"), "20", "{turn:?}");
+    assert!(!field(turn, "gen_ai.request.model").is_empty(), "{turn:?}");
+    assert!(field(turn, "byre.cost_usd").parse::<f64>().unwrap() > 0.0);
+    assert_eq!(field(turn, "otel.status_code"), "OK");
+    let tools = named("tool");
+    assert_eq!(tools.len(), 1, "{spans:#?}");
+    let tool = tools[0];
+    assert_eq!(tool.parent, Some(turn.id));
+    assert_eq!(field(tool, "otel.name"), "execute_tool Bash");
+    assert_eq!(field(tool, "gen_ai.operation.name"), "execute_tool");
+    assert_eq!(field(tool, "gen_ai.tool.name"), "Bash");
+    assert!(
+        field(tool, "gen_ai.tool.call.id").starts_with("toolu_"),
+        "{tool:?}"
+    );
     let turn = turns[0];
     assert_eq!(turn.parent, Some(session.id));
     assert_eq!(turn.fields.get("turn").map(String::as_str), Some("1"));
