@@ -61,6 +61,8 @@ mod settings;
 mod settings_requests;
 mod spans;
 mod store;
+#[cfg(feature = "otel")]
+mod trace;
 mod turn;
 mod unwritten;
 mod writer;

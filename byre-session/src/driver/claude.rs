@@ -215,6 +215,15 @@ impl Claude {
         if let Some(scratch) = store.as_ref().and_then(|run| run.scratch.as_ref()) {
             (process_options.watchdog_removes).push(scratch.config_dir().to_path_buf());
         }
+        // Everything the driver does happens inside the session's span: its turns, control
+        // requests both ways, the exit. The CLI's own trace, with `otel`, is its child.
+        let span = tracing::info_span!(
+            "byre_session",
+            pid = tracing::field::Empty,
+            session_id = tracing::field::Empty,
+        );
+        #[cfg(feature = "otel")]
+        super::trace::propagate(&span, &mut options.launch);
         let mut process = CliProcess::start(&*spawner, &options.launch, process_options)
             .await
             .map_err(Error::from)?;
@@ -308,13 +317,7 @@ impl Claude {
             store,
             governor: limits.clone().map(super::governor::Governor::new),
         };
-        // Everything the driver does happens inside the session's span: its turns, control
-        // requests both ways, the exit.
-        let span = tracing::info_span!(
-            "byre_session",
-            pid = driver.process.as_ref().map(CliProcess::pid),
-            session_id = tracing::field::Empty,
-        );
+        span.record("pid", driver.process.as_ref().map(CliProcess::pid));
         tokio::spawn(tracing::Instrument::instrument(driver.run(), span));
         let claude = Claude {
             commands,

@@ -29,6 +29,8 @@
 //!   a CLI busy with a long turn does (stderr says so): a host's close waits out its grace.
 //! - `env`: a `result` whose text is the names of the variables of its environment, sorted,
 //!   separated by spaces.
+//! - `env-value`: a `result` whose text is the value of the variable `--result` names, or
+//!   `(unset)`.
 //! - `controls`: terminal control sequences (ESC, BEL, backspace, OSC 52, CSI, C1) in every
 //!   place a host shows: a line that is not JSON, answer text, a tool call's name and input, a
 //!   tool result, a notification, and stderr; then the `result`, or with `--exit` exit 3
@@ -236,6 +238,15 @@ fn result_line(mode: &str, result: &str) -> String {
             serde_json::json!({
                 "type": "result", "subtype": "success", "is_error": false, "num_turns": 1,
                 "result": names.join(" "), "session_id": "hostile",
+            })
+            .to_string()
+        }
+        "env-value" => {
+            // `--result NAME`: the value of that variable, or `(unset)`.
+            let value = std::env::var(result).unwrap_or_else(|_| "(unset)".into());
+            serde_json::json!({
+                "type": "result", "subtype": "success", "is_error": false, "num_turns": 1,
+                "result": value, "session_id": "hostile",
             })
             .to_string()
         }
