@@ -52,6 +52,7 @@ pub mod corpus;
 mod env;
 mod mcp_stdio;
 mod npm;
+mod otlp;
 mod procs;
 mod s3;
 mod script;
@@ -71,6 +72,7 @@ pub use npm::{
     installed_bin, latest_cli_version, platform_package, source_of, CliSource, CLI_PACKAGE,
     SDK_PACKAGE,
 };
+pub use otlp::{OtlpReceiver, OtlpSpan};
 pub use procs::{
     descendants, environment_var, process_alive, process_gone, processes_with, session_id,
 };

@@ -101,6 +101,35 @@ impl Options {
         self.stall_policy(crate::StallPolicy::new(after))
     }
 
+    /// Has the CLI export its own OpenTelemetry traces, metrics and logs over OTLP to
+    /// `endpoint` (`http://collector:4318`) with `protocol` (`http/protobuf`, `http/json` or
+    /// `grpc`): sets `CLAUDE_CODE_ENABLE_TELEMETRY`, `CLAUDE_CODE_ENHANCED_TELEMETRY_BETA`
+    /// (its spans), the `OTEL_*_EXPORTER`s, `OTEL_EXPORTER_OTLP_ENDPOINT` and `_PROTOCOL`,
+    /// and lifts `DISABLE_TELEMETRY`. Set on the CLI's own environment, so they travel
+    /// through wrappers that pass variables by name (`Wrapper::ssh`, `Wrapper::docker_exec`).
+    /// With the `otel` feature the CLI's spans join the program's trace.
+    pub fn cli_telemetry(self, endpoint: impl Into<String>, protocol: &str) -> Self {
+        let endpoint = endpoint.into();
+        let vars = [
+            ("CLAUDE_CODE_ENABLE_TELEMETRY", "1"),
+            ("CLAUDE_CODE_ENHANCED_TELEMETRY_BETA", "1"),
+            ("OTEL_TRACES_EXPORTER", "otlp"),
+            ("OTEL_METRICS_EXPORTER", "otlp"),
+            ("OTEL_LOGS_EXPORTER", "otlp"),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", protocol),
+        ];
+        let mut options = self;
+        options
+            .launch
+            .env
+            .retain(|(name, _)| name != "DISABLE_TELEMETRY");
+        for (name, value) in vars {
+            options = options.env(name, value);
+        }
+        options.env_remove("DISABLE_TELEMETRY")
+    }
+
     /// Limits this session shares with every other session given the same
     /// [`Limits`](crate::Limits): turns running at once, a budget, rate-limit holds.
     pub fn limits(mut self, limits: crate::Limits) -> Self {

@@ -1,10 +1,15 @@
 //! Trace propagation (feature `otel`): with an OpenTelemetry layer installed, the CLI gets a
 //! `TRACEPARENT` in the caller's trace whose parent is the session's own span (a trace of the
 //! session's own outside any span), the spans reach the exporter with their GenAI attributes,
-//! and a `TRACEPARENT` the options set wins. A test
+//! a `TRACEPARENT` the options set wins, and the real CLI's own spans, exported to an OTLP
+//! receiver on loopback, carry the caller's trace id. A test
 //! binary of its own: the layer is the process's only subscriber.
 
 use std::time::Duration;
+
+#[allow(dead_code)]
+#[path = "../it/support.rs"]
+mod support;
 
 use byre_session::{Claude, Options};
 use opentelemetry::trace::{TraceContextExt, TracerProvider as _};
@@ -106,4 +111,34 @@ async fn the_cli_joins_the_callers_trace_under_the_sessions_span() {
     let outside = seen(reporting("TRACEPARENT")).await;
     assert!(outside.starts_with("00-"), "{outside}");
     assert!(!outside.contains(&trace_id.to_string()), "{outside}");
+
+    // The real CLI, exporting its own spans to an OTLP receiver: they are in the caller's
+    // trace.
+    let receiver = byre_testkit::OtlpReceiver::start().await.unwrap();
+    let script = byre_testkit::Script::new()
+        .rule(byre_testkit::Rule::any().reply(byre_testkit::Reply::text("Traced.")));
+    let model = byre_testkit::FakeModel::start(script).await.unwrap();
+    let (options, _env) = support::options(&model);
+    let options = options.cli_telemetry(receiver.endpoint(), "http/json");
+    let caller = tracing::info_span!("caller with the real CLI");
+    let trace_id = caller
+        .context()
+        .span()
+        .span_context()
+        .trace_id()
+        .to_string();
+    {
+        let _entered = caller.enter();
+        let (claude, mut events) = Claude::start(options).await.unwrap();
+        claude.send("hello").unwrap();
+        let output = events.turn().finish().await.unwrap();
+        assert_eq!(output.text, "Traced.");
+        claude.close().await.unwrap();
+    }
+    let span = receiver
+        .wait_for(Duration::from_secs(30), |s| s.service == "claude-code")
+        .await
+        .unwrap_or_else(|| panic!("no span from the CLI: {:?}", receiver.spans()));
+    assert_eq!(span.trace_id, trace_id, "{span:?}");
+    assert_eq!(span.attribute("gen_ai.provider.name"), Some("anthropic"));
 }
