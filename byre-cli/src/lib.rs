@@ -39,6 +39,7 @@ mod render;
 mod replay;
 mod run;
 mod signals;
+pub mod traces;
 mod visible;
 
 /// Changes a program makes to the options of every session byre starts (the first one, and

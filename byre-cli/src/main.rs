@@ -10,5 +10,14 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    byre_cli::main_with(std::env::args_os().skip(1), byre_cli::Setup::default()).await
+    let traces = byre_cli::traces::Traces::from_env();
+    let run = byre_cli::main_with(std::env::args_os().skip(1), byre_cli::Setup::default());
+    let code = match &traces {
+        Some(traces) => tracing::Instrument::instrument(run, traces.root.clone()).await,
+        None => run.await,
+    };
+    if let Some(traces) = traces {
+        traces.finish();
+    }
+    code
 }

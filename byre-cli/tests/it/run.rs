@@ -507,3 +507,34 @@ async fn json_schema_prints_the_structured_output_alone_on_stdout() {
     assert!(!out.status.success());
     assert!(out.stderr.contains("--json-schema"), "{out:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_exports_its_spans_in_the_trace_of_its_traceparent() {
+    let receiver = byre_testkit::OtlpReceiver::start().await.unwrap();
+    let offline = Offline::start(Script::new().rule(Rule::any().reply(Reply::text("Hi.")))).await;
+    let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let mut command = offline.run(&["hello"]);
+    command
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .env("TRACEPARENT", format!("00-{trace}-00f067aa0ba902b7-01"));
+    let out = output(command, None).await;
+    assert!(out.status.success(), "{out:?}");
+    // Exported before byre exits: no wait here.
+    let spans = receiver.spans();
+    let named = |name: &str| spans.iter().find(|s| s.name == name);
+    let turn = named("invoke_agent claude-code").unwrap_or_else(|| panic!("{spans:#?}"));
+    assert_eq!(turn.trace_id, trace, "{turn:?}");
+    assert_eq!(turn.service, "byre");
+    assert_eq!(
+        turn.attribute("gen_ai.operation.name"),
+        Some("invoke_agent")
+    );
+    let root = named("byre").expect("the root span");
+    assert_eq!(
+        root.parent_span_id, "00f067aa0ba902b7",
+        "the caller's span is its parent"
+    );
+    let session = named("byre_session").expect("the session's span");
+    assert_eq!(session.parent_span_id, root.span_id);
+}
