@@ -16,7 +16,7 @@ pub(crate) fn run() -> Result<bool, String> {
     let lines = root.join("target/cli-lines");
     let lines_arg = lines.to_string_lossy().into_owned();
     let cli_arg = format!("--cli={PINNED_CLI_VERSION}");
-    let steps: [(&str, &[&str]); 10] = [
+    let steps: [(&str, &[&str]); 9] = [
         ("format", &["fmt", "--all", "--check"]),
         (
             "lints",
@@ -53,19 +53,6 @@ pub(crate) fn run() -> Result<bool, String> {
         // The e2e suite runs the real CLI: provision it first, so a failure says why.
         ("cli", &["xtask", "cli"]),
         ("tests", &["test", "--workspace"]),
-        // Trace propagation, behind byre-session's `otel` feature.
-        (
-            "otel",
-            &[
-                "test",
-                "-p",
-                "byre-session",
-                "--features",
-                "otel",
-                "--test",
-                "otel",
-            ],
-        ),
         (
             "replay",
             &["xtask", "replay", "--strict", "testdata/transcripts"],
