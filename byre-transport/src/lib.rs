@@ -55,7 +55,7 @@ pub use crate::sessions::{
 };
 pub use crate::spawn::{
     shell_quote, BoxFuture, ChildHandle, CliOutput, CliStdin, Local, Spawn, SpawnRequest, Spawned,
-    Wrapper,
+    Wrapper, REMOTE_GRACE,
 };
 pub use crate::transcript::{
     read_transcript, transcript_cli_version, TranscriptDir, TranscriptError, TranscriptKind,

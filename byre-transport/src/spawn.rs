@@ -9,6 +9,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::process::{Child, Command};
@@ -16,6 +17,8 @@ use tokio::process::{Child, Command};
 use crate::descendants::{sweep, Tag, PROCESS_TAG_VAR};
 use crate::launch::{find_claude, Launch, LaunchError, CLAUDE_BIN_VAR};
 use crate::os::{signal_group, Signal};
+
+mod remote;
 
 /// A boxed future, as the object-safe traits here return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -220,13 +223,15 @@ impl Spawn for Local {
 /// - [`Wrapper::docker_exec`]: `docker exec -i [-w DIR] [-e NAME]... CONTAINER CLI ARGS...`.
 ///   Each variable byre sets goes as `-e NAME`, so docker reads its value from its own
 ///   environment and the command line holds only names. Killing the `docker` client does not
-///   stop a process inside the container: the CLI ends because its stdin closes, which
-///   byre's shutdown does first. A CLI that ignores its input would keep running in the
-///   container until the container stops.
+///   stop a process inside the container, so the CLI runs under a watchdog there (a `sh`
+///   script, [`Wrapper::remote_grace`]): when its input ends (byre closed it, or the host
+///   running byre died) it gets the grace to exit, then SIGTERM, then SIGKILL, with its group.
 /// - [`Wrapper::ssh`]: `ssh -T [-o SendEnv=NAME]... DESTINATION -- 'cd DIR && exec CLI ARGS'`,
 ///   every argument quoted for the remote shell. Variables go by name through `SendEnv`, which
 ///   the server passes on only where its `AcceptEnv` allows; otherwise set them on the remote
-///   host. When the ssh client ends, the remote CLI's stdin closes and it exits.
+///   host. The CLI runs under the same watchdog as in a container: when the ssh client ends
+///   (with its host, or stopped by byre), the remote CLI's input ends and it is ended after
+///   the grace.
 #[derive(Debug, Clone)]
 pub struct Wrapper {
     program: OsString,
@@ -234,7 +239,12 @@ pub struct Wrapper {
     kind: WrapperKind,
     target: Option<OsString>,
     cli: Option<PathBuf>,
+    /// The remote watchdog's grace (`docker exec`, `ssh`); `None`: no watchdog.
+    remote_grace: Option<Duration>,
 }
+
+/// How long the remote watchdog lets a CLI whose input ended exit by itself.
+pub const REMOTE_GRACE: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum WrapperKind {
@@ -252,6 +262,7 @@ impl Wrapper {
             kind: WrapperKind::Prefix,
             target: None,
             cli: None,
+            remote_grace: None,
         }
     }
 
@@ -260,6 +271,7 @@ impl Wrapper {
         Wrapper {
             kind: WrapperKind::Docker,
             target: Some(container.into()),
+            remote_grace: Some(REMOTE_GRACE),
             ..Wrapper::new("docker")
         }
     }
@@ -269,6 +281,7 @@ impl Wrapper {
         Wrapper {
             kind: WrapperKind::Ssh,
             target: Some(destination.into()),
+            remote_grace: Some(REMOTE_GRACE),
             ..Wrapper::new("ssh")
         }
     }
@@ -292,6 +305,17 @@ impl Wrapper {
         S: Into<OsString>,
     {
         self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// How long the remote watchdog of [`Wrapper::docker_exec`] and [`Wrapper::ssh`] lets a
+    /// CLI whose input ended exit by itself before it ends it ([`REMOTE_GRACE`] by default);
+    /// `None` runs the CLI without the watchdog (a remote host without `sh`, `mkfifo` or
+    /// `mktemp`).
+    pub fn remote_grace(mut self, grace: Option<Duration>) -> Self {
+        if self.kind != WrapperKind::Prefix {
+            self.remote_grace = grace;
+        }
         self
     }
 
@@ -338,8 +362,7 @@ impl Wrapper {
                 }
                 argv.extend(self.args.iter().cloned());
                 argv.extend(self.target.clone());
-                argv.push(cli.into_os_string());
-                argv.extend(args);
+                argv.extend(self.remote(cli, args));
             }
             WrapperKind::Ssh => {
                 argv.push("-T".into());
@@ -358,9 +381,8 @@ impl Wrapper {
                     command.push_str(&shell_quote(cwd.as_os_str()));
                     command.push_str(" && ");
                 }
-                command.push_str("exec ");
-                command.push_str(&shell_quote(cli.as_os_str()));
-                for arg in &args {
+                command.push_str("exec");
+                for arg in &self.remote(cli, args) {
                     command.push(' ');
                     command.push_str(&shell_quote(arg));
                 }
@@ -368,6 +390,18 @@ impl Wrapper {
             }
         }
         argv
+    }
+}
+
+impl Wrapper {
+    /// The CLI's command line on the remote side: under the watchdog, unless it is off.
+    fn remote(&self, cli: PathBuf, args: Vec<OsString>) -> Vec<OsString> {
+        let mut command = vec![cli.into_os_string()];
+        command.extend(args);
+        match self.remote_grace {
+            Some(grace) => remote::watched(grace, command),
+            None => command,
+        }
     }
 }
 

@@ -63,10 +63,20 @@ fn a_prefix_wrapper_puts_its_arguments_before_the_cli() {
 #[test]
 fn docker_exec_passes_variables_by_name_and_the_directory_with_w() {
     let launch = launch_with_secret();
+    let docker = Wrapper::docker_exec("box")
+        .arg("--user=agent")
+        .cli("/usr/local/bin/claude");
+    // By default the CLI runs under the remote watchdog, given the grace in fifths of a second.
+    let watched = strings(&docker.argv(&launch, vec!["--verbose".into()]));
+    let tail = &watched[watched.len() - 8..];
+    assert_eq!(&tail[..3], ["box", "sh", "-c"], "{watched:?}");
+    assert_eq!(
+        &tail[4..],
+        ["byre-watchdog", "25", "/usr/local/bin/claude", "--verbose"]
+    );
     let argv = strings(
-        &Wrapper::docker_exec("box")
-            .arg("--user=agent")
-            .cli("/usr/local/bin/claude")
+        &docker
+            .remote_grace(None)
             .argv(&launch, vec!["--verbose".into()]),
     );
     let dir = std::env::temp_dir().to_string_lossy().into_owned();
@@ -89,7 +99,15 @@ fn docker_exec_passes_variables_by_name_and_the_directory_with_w() {
 #[test]
 fn ssh_sends_variables_by_name_and_quotes_the_remote_command() {
     let launch = launch_with_secret();
-    let argv = strings(&Wrapper::ssh("ci@builder").cli("claude").argv(
+    let ssh = Wrapper::ssh("ci@builder").cli("claude");
+    let watched = strings(&ssh.argv(&launch, vec!["--verbose".into()]));
+    let remote = watched.last().unwrap();
+    assert!(remote.contains("exec sh -c '"), "{remote}");
+    assert!(
+        remote.ends_with("byre-watchdog 25 claude --verbose"),
+        "{remote}"
+    );
+    let argv = strings(&ssh.remote_grace(None).argv(
         &launch,
         vec![
             "--append-system-prompt".into(),
@@ -298,4 +316,47 @@ async fn the_debug_of_a_started_cli_shows_no_argument() {
     assert!(!shown.contains("s3cret"), "{shown}");
     assert!(shown.contains("arguments: 2"), "{shown}");
     drop(spawned);
+}
+
+/// A CLI that keeps running after its input ends (a `sleep` that never reads it), started
+/// through the docker and ssh stand-ins, which run it in a session of their own as a
+/// container or another host would: once byre has stopped the local client, the remote
+/// watchdog ends it after its grace; without the watchdog it would run on.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_remote_cli_is_ended_by_its_watchdog_when_its_input_ends() {
+    for watchdog in [true, false] {
+        for spawner in [
+            Wrapper::docker_exec("box").program(wrapper("fake-docker")),
+            Wrapper::ssh("host").program(wrapper("fake-ssh")),
+        ] {
+            let grace = watchdog.then_some(Duration::from_millis(600));
+            let spawner = spawner.remote_grace(grace);
+            let mut launch = Launch::new();
+            launch.program = Some(PathBuf::from("/bin/sh"));
+            let args = vec!["-c".into(), "echo \"pid $$\"; exec sleep 300".into()];
+            let request = byre_transport::SpawnRequest::new(&launch).with_args(args);
+            let spawned = byre_transport::Spawn::spawn(&spawner, request)
+                .await
+                .unwrap();
+            let mut process = CliProcess::from_spawned(spawned, quick());
+            let mut stdout = tokio::io::BufReader::new(process.take_stdout().unwrap());
+            let mut line = String::new();
+            stdout.read_line(&mut line).await.unwrap();
+            let pid: u32 = line.trim().strip_prefix("pid ").unwrap().parse().unwrap();
+            process.shutdown().await.unwrap();
+            let wait = Duration::from_secs(if watchdog { 8 } else { 3 });
+            let ended = byre_testkit::process_gone(pid, wait).await;
+            if watchdog {
+                assert!(ended, "{spawner:?}: the remote CLI {pid} is still running");
+            } else {
+                assert!(!ended, "{spawner:?}: without a watchdog it runs on");
+                nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                )
+                .unwrap();
+            }
+        }
+    }
 }
