@@ -35,6 +35,10 @@ pub(super) fn turn(turn: u64, origin: &dyn std::fmt::Debug, session: Option<&str
     )
 }
 
+/// The most tool calls a turn keeps spans open for: a CLI that writes calls without results
+/// does not make the driver hold spans without bound (later calls get none).
+const MAX_OPEN_TOOL_SPANS: usize = 1024;
+
 /// The spans of the tool calls in flight, by call id.
 #[derive(Debug, Default)]
 pub(super) struct ToolSpans(HashMap<String, Span>);
@@ -47,6 +51,9 @@ impl ToolSpans {
             CliMessage::Assistant(m) => {
                 for block in &m.message.content {
                     if let ContentBlock::ToolUse(call) = block {
+                        if self.0.len() >= MAX_OPEN_TOOL_SPANS {
+                            break;
+                        }
                         let parent = turn.cloned().unwrap_or_else(Span::current);
                         let span = tracing::info_span!(
                             parent: &parent,
