@@ -384,7 +384,9 @@ impl<'a> Turn<'a> {
                 for block in &m.message.content {
                     if let ContentBlock::ToolUse(call) = block {
                         let agent = call.name == "Agent" || call.name == "Task";
-                        if agent && !self.agent_calls.contains(&call.id) {
+                        // At most a thousand: a turn's list stays small whatever the CLI sends.
+                        let room = self.agent_calls.len() < 1000;
+                        if agent && room && !self.agent_calls.contains(&call.id) {
                             self.agent_calls.push(call.id.clone());
                         }
                     }
