@@ -289,12 +289,7 @@ impl SessionStore for ObjectSessionStore {
             let mut found: Vec<String> = Vec::new();
             let mut listed = self.store.list(Some(&sub));
             while let Some(meta) = listed.try_next().await.map_err(backend)? {
-                let parts: Vec<String> = meta
-                    .location
-                    .parts()
-                    .skip(depth)
-                    .map(|p| p.as_ref().to_owned())
-                    .collect();
+                let parts = parts_below(&meta.location, depth);
                 if parts.len() < 2 {
                     continue;
                 }
@@ -402,4 +397,13 @@ fn from_version(version: &LeaseVersion) -> UpdateVersion {
         e_tag: some(e_tag),
         version: some(version),
     }
+}
+
+/// The parts of `location` below its first `depth` ones.
+pub(super) fn parts_below(location: &Path, depth: usize) -> Vec<String> {
+    location
+        .parts()
+        .skip(depth)
+        .map(|p| p.as_ref().to_owned())
+        .collect()
 }

@@ -7,7 +7,7 @@ use object_store::path::Path;
 use object_store::{ObjectStoreExt, PutPayload};
 use std::collections::HashMap;
 
-use super::object::{backend, ObjectSessionStore};
+use super::object::{backend, parts_below, ObjectSessionStore};
 use super::{fold_session_summary, from_jsonl, Batch, SessionKey, SessionSummary, StoreError};
 
 /// What a summary object holds.
@@ -92,12 +92,7 @@ impl ObjectSessionStore {
         let mut sessions: HashMap<String, (usize, i64, Option<Path>)> = HashMap::new();
         let mut listed = self.store().list(Some(&project));
         while let Some(meta) = listed.try_next().await.map_err(backend)? {
-            let parts: Vec<String> = meta
-                .location
-                .parts()
-                .skip(depth)
-                .map(|p| p.as_ref().to_owned())
-                .collect();
+            let parts = parts_below(&meta.location, depth);
             match parts.as_slice() {
                 [session, main, _part] if main == "main" => {
                     let slot = sessions.entry(session.clone()).or_default();
