@@ -220,7 +220,8 @@ impl Driver {
             Step::Lines(Some(lines)) => self.on_lines(lines),
             Step::Admitted(prompts) => {
                 for prompt in prompts {
-                    // A closed session refuses it; the handle learns why from `ended`.
+                    // Not a write: the core queues it. A closed session refuses it, and the
+                    // handle learns why from `ended` (send() already checked the input).
                     let _ = self.session.send_user(Instant::now(), prompt);
                 }
             }
@@ -325,7 +326,8 @@ impl Driver {
                     None => Some(message),
                 };
                 if let Some(message) = message {
-                    // A closed session refuses it; the handle learns why from `ended`.
+                    // Not a write: the core queues it. A closed session refuses it, and the
+                    // handle learns why from `ended` (send() already checked the input).
                     let _ = self.session.send_user(Instant::now(), message);
                 }
             }

@@ -129,6 +129,7 @@ fn main() {
             "big" => write_messages(&mut out, lines, size, newlines),
             "silent" => {
                 write_messages(&mut out, 1, 100, false);
+                // A stand-in's own writes: the host under test may be gone (module docs).
                 let _ = out.flush();
                 continue;
             }
@@ -136,6 +137,7 @@ fn main() {
                 let every = Duration::from_millis(number("--every", 1000) as u64);
                 for n in 0..lines {
                     std::thread::sleep(every);
+                    // As every write here: the host may have stopped reading (module docs).
                     let _ = writeln!(
                         out,
                         concat!(
