@@ -43,12 +43,14 @@ pub struct ProcessOptions {
     /// (64 MiB unless changed), that user's new pipes get only two pages. A program running
     /// many sessions as an unprivileged user may want a smaller size here.
     pub stdout_pipe_size: Option<usize>,
-    /// Whether a local CLI gets a watchdog (Unix only): a small `/bin/sh` process in the CLI's
-    /// process group that waits on a pipe only this process holds, and ends the group
-    /// (SIGTERM, then SIGKILL after 2 s) when this process is gone, however it died (SIGKILL,
-    /// a panic with `abort`, `std::process::exit` without closing the session). Default
-    /// `true`. It costs one small process per session and is stopped with the group. On Linux
-    /// it also ends the processes carrying the CLI's tag
+    /// Whether a local CLI is watched (Unix only): the host process has one watchdog, a small
+    /// `/bin/sh` process started with its first watched CLI, in a process group of its own,
+    /// that waits on a pipe only this process holds and, when this process is gone, however it
+    /// died (SIGKILL, a panic with `abort`, `std::process::exit` without closing the session),
+    /// ends the process group of every CLI still registered with it (SIGTERM, then SIGKILL
+    /// after 2 s). Default `true`. A watched CLI costs a line written to that pipe at its start
+    /// and another once byre has ended its group; no process or descriptor of its own. On Linux
+    /// the watchdog also ends the processes carrying the CLI's tag
     /// ([`tag_descendants`](ProcessOptions::tag_descendants)), and it removes the
     /// [`watchdog_removes`](ProcessOptions::watchdog_removes) paths.
     pub watchdog: bool,

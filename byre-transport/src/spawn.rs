@@ -19,6 +19,7 @@ use crate::launch::{find_claude, Launch, LaunchError, CLAUDE_BIN_VAR};
 use crate::os::{signal_group, Signal};
 
 mod remote;
+mod watchdog;
 
 /// A boxed future, as the object-safe traits here return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -479,7 +480,7 @@ pub(crate) fn spawn_local(
         crate::os::resize_pipe(&stdout, size);
     }
     let watchdog = match request.watchdog {
-        true => watchdog(pid, tag.as_ref().map(Tag::value), &request.watchdog_removes),
+        true => watchdog::watch(pid, tag.as_ref().map(Tag::value), &request.watchdog_removes),
         false => None,
     };
     let stderr = child.stderr.take().map(|e| Box::new(e) as CliOutput);
@@ -498,100 +499,6 @@ pub(crate) fn spawn_local(
     })
 }
 
-/// What the watchdog runs. It waits for the end of its input (the write end is this process's
-/// alone, so the end comes when this process exits, however it dies, SIGKILL included), then
-/// ends the process group it belongs to, the CLI's: SIGTERM, and SIGKILL two seconds later,
-/// itself last (it ignores SIGTERM to get there). The folders given after the group's id are
-/// removed after the SIGTERM, and again once the CLI is killed, before the rest of the group.
-/// On Linux each signal also goes to every process whose environment holds
-/// `$BYRE_WATCHDOG_SWEEP` (the CLI's tag entry) and to the group each leads but the CLI's own
-/// (ended last, with the watchdog); after SIGKILL it looks again while a look finds a process
-/// it has not signalled yet (at most 8 times), as `sweep` in `descendants.rs` does.
-#[cfg(unix)]
-const WATCHDOG_SCRIPT: &str = concat!(
-    "trap '' TERM\n",
-    "group=$1 seen=\n",
-    "shift\n",
-    "sweep() {\n",
-    "  [ -n \"$BYRE_WATCHDOG_SWEEP\" ] || return 1\n",
-    // grep fails for a process that ended since the list was made, so its status says little.
-    "  found=$(grep -lszxF \"$BYRE_WATCHDOG_SWEEP\" /proc/[0-9]*/environ)\n",
-    "  new=1\n",
-    "  for f in $found; do\n",
-    "    p=${f#/proc/}; p=${p%/environ}\n",
-    // The CLI's group, the watchdog's own, goes last.
-    "    [ \"$p\" = \"$group\" ] && continue\n",
-    "    kill -\"$1\" -\"$p\" \"$p\" 2>/dev/null\n",
-    "    case \" $seen \" in *\" $p \"*) ;; *) seen=\"$seen $p\"; new=0 ;; esac\n",
-    "  done\n",
-    "  return $new\n",
-    "}\n",
-    "while read -r _; do :; done\n",
-    "kill -TERM -\"$group\"; sweep TERM\n",
-    "[ $# -eq 0 ] || rm -rf -- \"$@\"\n",
-    "sleep 2\n",
-    "seen=; n=0; while [ $n -lt 8 ] && sweep KILL; do n=$((n + 1)); done\n",
-    "kill -KILL \"$group\" 2>/dev/null\n",
-    "[ $# -eq 0 ] || rm -rf -- \"$@\"\n",
-    "kill -KILL -\"$group\"\n",
-);
-
-/// Starts the watchdog of the process group `pgid`, in that group (so that stopping the group
-/// stops it too, and the group's id cannot be reused while it runs), sweeping for `tag` too
-/// and removing the folders `removes` when this process dies.
-/// `None` where it cannot start (no `/bin/sh`, or the CLI already exited): the CLI then runs
-/// without one.
-///
-/// Only its input is kept: one descriptor. Its process handle (a pidfd on Linux) is let go at
-/// once, for tokio to reap it when it exits; it is stopped with the group it belongs to, which
-/// byre kills at the end of every session (or, when the input closes without that, it ends
-/// the group itself, and then exits).
-#[cfg(unix)]
-fn watchdog(pgid: u32, tag: Option<&str>, removes: &[PathBuf]) -> Option<Watchdog> {
-    if pgid == 0 {
-        return None;
-    }
-    let mut command = Command::new("/bin/sh");
-    command
-        .args(["-c", WATCHDOG_SCRIPT, "byre-watchdog"])
-        .arg(pgid.to_string())
-        .args(removes)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(false)
-        .process_group(i32::try_from(pgid).ok()?);
-    // Under another name than the tag's, so that the watchdog does not find itself.
-    match tag {
-        Some(tag) => command.env(WATCHDOG_SWEEP_VAR, format!("{PROCESS_TAG_VAR}={tag}")),
-        None => command.env_remove(WATCHDOG_SWEEP_VAR),
-    };
-    match command.spawn() {
-        Ok(mut child) => {
-            let input = child.stdin.take()?;
-            drop(child);
-            Some(Watchdog { _input: input })
-        }
-        // The CLI runs on without one; stopping it the usual way is unchanged.
-        Err(_) => None,
-    }
-}
-
-/// The watchdog's variable for the tag's environment entry.
-#[cfg(unix)]
-const WATCHDOG_SWEEP_VAR: &str = "BYRE_WATCHDOG_SWEEP";
-
-#[cfg(not(unix))]
-fn watchdog(_pgid: u32, _tag: Option<&str>, _removes: &[PathBuf]) -> Option<Watchdog> {
-    None
-}
-
-/// A running watchdog: its input's write end, held open while the CLI is ours.
-#[derive(Debug)]
-struct Watchdog {
-    _input: tokio::process::ChildStdin,
-}
-
 /// A local child leading its own process group.
 struct LocalChild {
     child: Child,
@@ -601,8 +508,9 @@ struct LocalChild {
     /// Whether a sweep found no process with the tag: none can appear after that, as only a
     /// tagged process starts one.
     swept: bool,
-    /// Ends the group if this process dies without stopping it (killed with the group).
-    _watchdog: Option<Watchdog>,
+    /// Its registration with the host's watchdog, which ends the group if this process dies
+    /// without stopping it; dropped after the group was killed.
+    _watchdog: Option<watchdog::Watched>,
 }
 
 impl LocalChild {

@@ -15,7 +15,9 @@
 //!   another stand-in with `ARGS` as a `CliProcess` with the default options (a watchdog, a
 //!   tag), print its pid on stderr as `cli <pid>` and each of its stderr lines after it, and
 //!   wait until killed, never stopping it. `BYRE_STANDIN_WATCHDOG_REMOVES=DIR` gives the
-//!   watchdog a folder to remove when the host dies.
+//!   watchdog a folder to remove when the host dies; `BYRE_STANDIN_HOST_CLIS=N` starts N
+//!   stand-ins, and `BYRE_STANDIN_HOST_STOPS=K` stops the first K of them (printing `stopped
+//!   <pid>` each) before it prints `ready`.
 //! - `--exit-early CODE`: write `--message` on stderr and exit with CODE before any stdout.
 //! - `--message TEXT`: the stderr text for `--exit-early`.
 //! - `--ignore-eof`: keep running after stdin closes.
@@ -151,12 +153,31 @@ fn host(args: &[String]) {
             ..ProcessOptions::default()
         };
         let program = std::env::current_exe().expect("the stand-in's own path");
-        let args = args.iter().map(Into::into).collect();
-        let process = CliProcess::spawn_args(&program, args, &Launch::new(), options)
-            .expect("the stand-in starts");
-        eprintln!("cli {}", process.pid());
+        let count: usize = std::env::var("BYRE_STANDIN_HOST_CLIS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1);
+        let mut processes = Vec::with_capacity(count);
+        for _ in 0..count {
+            let args = args.iter().map(Into::into).collect();
+            let process = CliProcess::spawn_args(&program, args, &Launch::new(), options.clone())
+                .expect("the stand-in starts");
+            eprintln!("cli {}", process.pid());
+            processes.push(process);
+        }
+        // `BYRE_STANDIN_HOST_STOPS=N`: the first N are stopped the usual way.
+        let stops: usize = std::env::var("BYRE_STANDIN_HOST_STOPS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        for process in processes.drain(..stops.min(count)) {
+            let pid = process.pid();
+            process.terminate().await.expect("the stand-in stops");
+            eprintln!("stopped {pid}");
+        }
+        eprintln!("ready");
         std::future::pending::<()>().await;
-        drop(process);
+        drop(processes);
     });
 }
 

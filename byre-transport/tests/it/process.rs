@@ -652,3 +652,71 @@ async fn the_watchdog_of_a_killed_host_removes_its_scratch_folders() {
     }
     assert!(base.path().is_dir(), "only the folder given is removed");
 }
+
+/// A host with several CLIs has one watchdog, whatever their number; a CLI the host stopped is
+/// forgotten by it, and the ones still running end when the host is killed with SIGKILL.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn one_watchdog_ends_every_cli_of_a_killed_host() {
+    use tokio::io::AsyncBufReadExt;
+    let mut host = tokio::process::Command::new(standin())
+        .args(["--host", "--ignore-eof", "--ignore-term"])
+        .env("BYRE_STANDIN_HOST_CLIS", "4")
+        .env("BYRE_STANDIN_HOST_STOPS", "1")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the host starts");
+    let host_pid = host.id().unwrap();
+    let mut lines = tokio::io::BufReader::new(host.stderr.take().unwrap()).lines();
+    let (mut clis, mut stopped) = (Vec::new(), Vec::new());
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+            .await
+            .expect("the host says what runs")
+            .unwrap()
+            .expect("the host runs on");
+        if let Some(pid) = line.strip_prefix("cli ") {
+            clis.push(pid.trim().parse::<u32>().unwrap());
+        } else if let Some(pid) = line.strip_prefix("stopped ") {
+            stopped.push(pid.trim().parse::<u32>().unwrap());
+        } else if line == "ready" {
+            break;
+        }
+    }
+    assert_eq!((clis.len(), stopped.len()), (4, 1));
+    let children = byre_testkit::descendants(host_pid);
+    let watchdogs: Vec<_> = children
+        .iter()
+        .filter(|(_, cmd)| cmd.contains("byre-watchdog"))
+        .collect();
+    assert_eq!(
+        watchdogs.len(),
+        1,
+        "one watchdog for the host: {children:?}"
+    );
+    let watchdog = watchdogs[0].0;
+    // In a process group of its own: not the host's, not a CLI's.
+    assert_eq!(group_of(watchdog), Some(watchdog));
+    host.start_kill().expect("the host takes SIGKILL");
+    host.wait().await.expect("the host ends");
+    for pid in clis.iter().filter(|pid| !stopped.contains(pid)) {
+        assert!(
+            byre_testkit::process_gone(*pid, Duration::from_secs(15)).await,
+            "the CLI {pid} outlived its host"
+        );
+    }
+    assert!(
+        byre_testkit::process_gone(watchdog, Duration::from_secs(15)).await,
+        "the watchdog ends once it has ended the CLIs"
+    );
+}
+
+/// The process group of `pid` (the fifth field of its stat line).
+#[cfg(target_os = "linux")]
+fn group_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(2)?.parse().ok()
+}
