@@ -21,12 +21,15 @@ fn main() -> ExitCode {
     };
     // The exporter works on a thread of its own, outside the runtime.
     let traces = byre_cli::traces::Traces::from_env();
+    let root = traces.as_ref().map(|traces| traces.root.clone());
     let code = runtime.block_on(async {
-        let run = byre_cli::main_with(std::env::args_os().skip(1), byre_cli::Setup::default());
-        match &traces {
-            Some(traces) => tracing::Instrument::instrument(run, traces.root.clone()).await,
-            None => run.await,
-        }
+        let args: Vec<_> = std::env::args_os().skip(1).collect();
+        let run = byre_cli::main_with(args, byre_cli::Setup::default());
+        let task = match root {
+            Some(root) => tokio::spawn(tracing::Instrument::instrument(run, root)),
+            None => tokio::spawn(run),
+        };
+        task.await.unwrap_or(ExitCode::FAILURE)
     });
     // The runtime's tasks end with it (a session's driver, just done), and their spans with
     // them: only then is every span closed and ready to export.

@@ -109,6 +109,9 @@ pub(crate) struct Renderer {
     /// A write to stdout failed (its reader has gone, or its disk is full): why. The run
     /// should stop.
     stdout_error: Option<std::io::Error>,
+    /// `json` output: the messages encoded since the last [`Renderer::flush`] (a long one goes
+    /// straight through to stdout).
+    json: Option<std::io::BufWriter<std::io::Stdout>>,
 }
 
 impl Renderer {
@@ -140,6 +143,8 @@ impl Renderer {
             answer_on_stderr: false,
             held: (!std::io::stdout().is_terminal()).then(Held::default),
             stdout_error: None,
+            json: (mode == Output::Json)
+                .then(|| std::io::BufWriter::with_capacity(JSON_BUFFER, std::io::stdout())),
         }
     }
 
@@ -348,16 +353,15 @@ impl Renderer {
         }
         match self.mode {
             Output::Json => {
-                // Written as it is encoded: a long text goes straight from the message to
-                // stdout, without a copy of the line in between.
-                let mut out =
-                    std::io::BufWriter::with_capacity(JSON_BUFFER, std::io::stdout().lock());
-                let written = serde_json::to_writer(&mut out, message)
-                    .map_err(std::io::Error::from)
-                    .and_then(|()| out.write_all(b"\n"))
-                    .and_then(|()| out.flush());
-                drop(out);
-                self.stdout_written(written);
+                // Encoded into the buffer, which goes to stdout at the next flush (when no
+                // other event is ready): a batch of messages is one write. A long text goes
+                // straight from the message to stdout, without a copy of the line in between.
+                if let Some(out) = &mut self.json {
+                    let written = serde_json::to_writer(&mut *out, message)
+                        .map_err(std::io::Error::from)
+                        .and_then(|()| out.write_all(b"\n"));
+                    self.stdout_written(written);
+                }
             }
             Output::Stats => {}
             Output::Text => self.show(message),
@@ -662,6 +666,15 @@ impl Renderer {
             visible::write(&mut out, text).and_then(|()| out.flush())
         };
         self.stdout_written(written);
+    }
+
+    /// Writes out what [`Renderer::event`] left in the buffer (`json` output): called when no
+    /// other event is ready, and before the events' loop ends.
+    pub(crate) fn flush(&mut self) {
+        if let Some(out) = &mut self.json {
+            let written = out.flush();
+            self.stdout_written(written);
+        }
     }
 
     /// Keeps the first failed write to stdout.

@@ -236,24 +236,32 @@ pub(crate) async fn drive_turn(
             event = events.next() => {
                 // The events already delivered are taken one after the other, with no wait
                 // for Ctrl-C or the ticker in between (a stream moves in batches).
+                // What is shown is written out when no other event is ready (one write for
+                // a batch), and before the turn ends.
                 let mut next = Some(event);
                 while let Some(event) = next {
                     let Some(event) = event else {
+                        renderer.flush();
                         return TurnEnd::Ended;
                     };
                     if let Event::Stalled { silent_for } = &event {
+                        renderer.flush();
                         return stalled(claude, renderer, *silent_for).await;
                     }
-                    let result = renderer.event(&event);
+                    let result = renderer.event(&event).filter(|result| !result.background);
+                    next = match result {
+                        Some(_) => None,
+                        None => events.next().now_or_never(),
+                    };
+                    if next.is_none() {
+                        renderer.flush();
+                    }
                     if renderer.stdout_gone() {
                         return stdout_gone(claude, renderer).await;
                     }
                     if let Some(result) = result {
-                        if !result.background {
-                            return TurnEnd::Done(result);
-                        }
+                        return TurnEnd::Done(result);
                     }
-                    next = events.next().now_or_never();
                 }
             },
             () = interrupts.next() => {
@@ -317,13 +325,20 @@ pub(crate) async fn drive_until_idle(
                 let mut next = Some(event);
                 while let Some(event) = next {
                     let Some(event) = event else {
+                        renderer.flush();
                         return;
                     };
                     renderer.event(&event);
+                    next = match renderer.run_idle() {
+                        true => None,
+                        false => events.next().now_or_never(),
+                    };
+                    if next.is_none() {
+                        renderer.flush();
+                    }
                     if renderer.stdout_gone() || renderer.run_idle() {
                         return;
                     }
-                    next = events.next().now_or_never();
                 }
             },
             () = interrupts.next() => {

@@ -7,7 +7,9 @@
 //! [`DECODERS`] decoding tasks, which decode each line from its bytes ([`decode_bytes`]); the
 //! driver takes the decoded batches back in the same turn, so the order is kept. On a runtime
 //! with several worker threads the decoders run in parallel with each other and with the
-//! driver.
+//! driver. A small batch (a slow stream's line, or a few) is decoded by the reading task
+//! itself when the decoder whose turn it is holds nothing: one task fewer between the CLI's
+//! write and the consumer, where latency is what counts.
 //!
 //! Memory stays bounded, in lines and in bytes: every channel holds at most [`BATCHES`]
 //! batches of at most [`BATCH_LINES`] lines and about [`BATCH_BYTES`] bytes, and the reading
@@ -17,6 +19,7 @@
 //! mark). When the consumer is slow, the reading task stops reading, and the CLI's writes
 //! block.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -85,22 +88,28 @@ impl Reader {
     ) -> Reader {
         let frames =
             FramedRead::with_capacity(stdout, NdjsonCodec::with_max_line(max_line), READ_BUFFER);
-        let mut framed_senders = Vec::with_capacity(DECODERS);
+        let mut decoders = Vec::with_capacity(DECODERS);
         let mut decoded = Vec::with_capacity(DECODERS);
         let mut tasks = Vec::with_capacity(DECODERS + 1);
         for _ in 0..DECODERS {
             let (framed_tx, framed_rx) = mpsc::channel(BATCHES);
             let (decoded_tx, decoded_rx) = mpsc::channel(BATCHES);
+            let in_flight = Arc::new(AtomicUsize::new(0));
             tasks.push(tokio::spawn(decode(
                 framed_rx,
-                decoded_tx,
+                decoded_tx.clone(),
+                in_flight.clone(),
                 keep_lines,
                 budget.clone(),
             )));
-            framed_senders.push(framed_tx);
+            decoders.push(Decoder {
+                framed: framed_tx,
+                decoded: decoded_tx,
+                in_flight,
+            });
             decoded.push(decoded_rx);
         }
-        tasks.push(tokio::spawn(read(frames, framed_senders, budget)));
+        tasks.push(tokio::spawn(read(frames, decoders, keep_lines, budget)));
         Reader {
             decoded,
             turn: 0,
@@ -150,12 +159,32 @@ impl Drop for Reader {
     }
 }
 
+/// The reading task's end of one decoding task.
+struct Decoder {
+    /// Framed batches to decode.
+    framed: mpsc::Sender<Vec<LineFrame>>,
+    /// Where the decoder sends them decoded, for a small batch the reading task decodes itself.
+    decoded: mpsc::Sender<Vec<Line>>,
+    /// Batches sent to the decoder and not yet passed on by it.
+    in_flight: Arc<AtomicUsize>,
+}
+
+/// A batch of at most this many lines, of at most [`INLINE_BYTES`] bytes, is decoded by the
+/// reading task itself when the decoder whose turn it is has nothing in hand: a slow stream's
+/// lines reach the driver one task sooner, and none overtakes another (the driver takes each
+/// decoder's batches in the order they were dealt).
+const INLINE_LINES: usize = 4;
+
+/// See [`INLINE_LINES`].
+const INLINE_BYTES: usize = 64 * 1024;
+
 /// Reads until stdout ends or fails, or the driver goes, dealing out batches of framed lines
 /// to the decoders in turn. A batch takes the lines already in the read buffer after its
 /// first, so a fast stream moves in batches and a slow one line by line, without waiting.
 async fn read(
     mut frames: FramedRead<CliOutput, NdjsonCodec>,
-    decoders: Vec<mpsc::Sender<Vec<LineFrame>>>,
+    decoders: Vec<Decoder>,
+    keep_lines: bool,
     budget: Arc<Budget>,
 ) {
     let size = |frame: &LineFrame| match frame {
@@ -185,7 +214,24 @@ async fn read(
             }
         }
         budget.take(bytes);
-        if decoders[turn].send(batch).await.is_err() || ended {
+        let decoder = &decoders[turn];
+        let inline = batch.len() <= INLINE_LINES
+            && bytes <= INLINE_BYTES
+            && decoder.in_flight.load(Ordering::Acquire) == 0;
+        let sent = if inline {
+            let lines = decode_batch(batch, keep_lines);
+            match decoder.decoded.send(lines).await {
+                Ok(()) => true,
+                Err(unsent) => {
+                    budget.give_back(unsent.0.iter().map(|line| line.len).sum());
+                    false
+                }
+            }
+        } else {
+            decoder.in_flight.fetch_add(1, Ordering::AcqRel);
+            decoder.framed.send(batch).await.is_ok()
+        };
+        if !sent || ended {
             return;
         }
     }
@@ -195,28 +241,37 @@ async fn read(
 async fn decode(
     mut framed: mpsc::Receiver<Vec<LineFrame>>,
     decoded: mpsc::Sender<Vec<Line>>,
+    in_flight: Arc<AtomicUsize>,
     keep_lines: bool,
     budget: Arc<Budget>,
 ) {
     while let Some(batch) = framed.recv().await {
-        let lines = batch
-            .into_iter()
-            .map(|frame| match frame {
-                LineFrame::Line(bytes) => Line {
-                    frame: decode_bytes(&bytes),
-                    len: bytes.len(),
-                    bytes: keep_lines.then_some(bytes),
-                },
-                LineFrame::BadLine(bad) => Line {
-                    frame: Frame::BadLine(bad),
-                    bytes: None,
-                    len: 0,
-                },
-            })
-            .collect::<Vec<_>>();
-        if let Err(unsent) = decoded.send(lines).await {
+        let lines = decode_batch(batch, keep_lines);
+        let sent = decoded.send(lines).await;
+        // Passed on (or dropped): the reading task may send this decoder's turn itself.
+        in_flight.fetch_sub(1, Ordering::AcqRel);
+        if let Err(unsent) = sent {
             budget.give_back(unsent.0.iter().map(|line| line.len).sum());
             return;
         }
     }
+}
+
+/// Decodes each line of `batch`, keeping its bytes when `keep_lines`.
+fn decode_batch(batch: Vec<LineFrame>, keep_lines: bool) -> Vec<Line> {
+    batch
+        .into_iter()
+        .map(|frame| match frame {
+            LineFrame::Line(bytes) => Line {
+                frame: decode_bytes(&bytes),
+                len: bytes.len(),
+                bytes: keep_lines.then_some(bytes),
+            },
+            LineFrame::BadLine(bad) => Line {
+                frame: Frame::BadLine(bad),
+                bytes: None,
+                len: 0,
+            },
+        })
+        .collect()
 }
