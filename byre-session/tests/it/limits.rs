@@ -111,15 +111,20 @@ async fn a_turn_says_what_each_subagent_cost() {
     };
     assert_eq!(cost.tool_use_id, output.agent_calls[0]);
     assert_eq!(cost.agent_type.as_deref(), Some("general-purpose"));
-    // The subagent made one API call of the fake model's 100 input and 10 output tokens, one
-    // of the turn's three priced calls (the main agent's call to the tool, and its answer
-    // after): a third of its cost.
+    // The subagent made one API call of the fake model's 100 input and 10 output tokens, priced
+    // at the rates of the turn's result: what each call of the result's model usage cost (every
+    // call of the fake model has those tokens). The result's total may count the subagent's
+    // call or not: the CLI's accounting of a subagent ends before or after it writes the result.
     let tokens: Vec<_> = cost.tokens.values().copied().collect();
     assert_eq!((tokens[0].input, tokens[0].output), (100, 10), "{cost:?}");
-    let turn_cost = output.cost_usd().unwrap();
-    let share = cost.cost_usd.unwrap() / turn_cost;
+    let usage = output.result.model_usage_since_last_result.as_ref().unwrap();
+    let (model_cost, model_input) = usage.values().fold((0.0, 0), |(cost, input), usage| {
+        let usd = usage.cost_usd.as_ref().and_then(|n| n.as_f64()).unwrap();
+        (cost + usd, input + usage.input_tokens.unwrap())
+    });
+    let per_call = model_cost / (model_input as f64 / 100.0);
     assert!(
-        (share - 1.0 / 3.0).abs() < 1e-9,
-        "{share} of {turn_cost}: {cost:?}"
+        (cost.cost_usd.unwrap() - per_call).abs() < 1e-12,
+        "{per_call} a call: {cost:?}"
     );
 }
