@@ -1,5 +1,6 @@
-//! Many sessions at once: the host memory an idle session costs, and 100 sessions streaming at
-//! the same time on a runtime with two worker threads, every message of every session checked.
+//! Many sessions at once: 1,000 idle sessions on one host (the host memory, descriptors and
+//! processes they cost, and how long they take to start), and 100 sessions streaming at the
+//! same time on a runtime with two worker threads, every message of every session checked.
 //!
 //! Each session runs its own stand-in CLI. An idle session is one whose `initialize` has been
 //! answered and that waits for input; the memory is the growth of this process's resident set
@@ -17,8 +18,8 @@ use byre_session::Claude;
 
 use support::{expected_kinds, run_stream, standin_options, StreamFile};
 
-/// Idle sessions started for the memory measurement.
-const IDLE: usize = 200;
+/// Idle sessions started for the memory measurement (`BYRE_BENCH_IDLE` changes it).
+const IDLE: usize = 1000;
 
 /// Sessions streaming at once.
 const CONCURRENT: usize = 100;
@@ -40,29 +41,54 @@ fn main() {
 
     // Idle sessions. One session first, so the runtime's threads and the driver's one-time
     // allocations are not counted.
+    let idle = std::env::var("BYRE_BENCH_IDLE")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(IDLE);
     runtime.block_on(async {
         let (claude, _events) = Claude::start(standin_options(&standin, None))
             .await
             .expect("the stand-in starts");
         claude.close().await.expect("closes");
+        let (soft, hard) = open_files_limit();
+        eprintln!("idle: open files limit {soft} (hard {hard})");
         let before = resident_bytes();
-        let mut sessions = Vec::with_capacity(IDLE);
-        for _ in 0..IDLE {
+        let fds_before = open_fds();
+        let cpu = cpu_time();
+        let started = Instant::now();
+        let mut sessions = Vec::with_capacity(idle);
+        for _ in 0..idle {
             sessions.push(
                 Claude::start(standin_options(&standin, None))
                     .await
                     .expect("the stand-in starts"),
             );
         }
+        let took = started.elapsed();
+        let cpu = cpu_time() - cpu;
         // Let every driver settle into waiting.
         tokio::time::sleep(Duration::from_millis(200)).await;
         let after = resident_bytes();
+        let fds = open_fds() - fds_before;
+        let (clis, helpers) = children();
         eprintln!(
-            "idle: {IDLE} sessions, host resident set {:.1} MiB -> {:.1} MiB: \
+            "idle: {idle} sessions started one after the other in {:.1} s ({:.1} ms each, host \
+             CPU {:.2} ms each)",
+            took.as_secs_f64(),
+            took.as_secs_f64() * 1e3 / idle as f64,
+            cpu.as_secs_f64() * 1e3 / idle as f64,
+        );
+        eprintln!(
+            "idle: {fds} descriptors ({:.2} per session), child processes: {clis} CLIs and \
+             {helpers} other (the host's watchdog)",
+            fds as f64 / idle as f64,
+        );
+        eprintln!(
+            "idle: {idle} sessions, host resident set {:.1} MiB -> {:.1} MiB: \
              {:.1} KiB per session",
             before as f64 / 1048576.0,
             after as f64 / 1048576.0,
-            (after.saturating_sub(before)) as f64 / IDLE as f64 / 1024.0,
+            (after.saturating_sub(before)) as f64 / idle as f64 / 1024.0,
         );
         for (claude, _events) in &sessions {
             claude.close().await.expect("closes");
@@ -147,6 +173,49 @@ fn cpu_time() -> Duration {
 }
 
 /// This process's resident set (`VmRSS`), in bytes.
+/// This process's open descriptors.
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .expect("/proc/self/fd")
+        .count()
+}
+
+/// This process's soft and hard limits on open files (`ulimit -n`).
+fn open_files_limit() -> (String, String) {
+    let limits = std::fs::read_to_string("/proc/self/limits").expect("/proc/self/limits");
+    let line = limits
+        .lines()
+        .find(|line| line.starts_with("Max open files"))
+        .expect("the open files limit");
+    let mut fields = line["Max open files".len()..].split_whitespace();
+    let soft = fields.next().unwrap_or("?").to_owned();
+    (soft, fields.next().unwrap_or("?").to_owned())
+}
+
+/// This process's children: the stand-in CLIs, and the others (the watchdog).
+fn children() -> (usize, usize) {
+    let me = std::process::id().to_string();
+    let (mut clis, mut others) = (0, 0);
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let path = entry.path();
+        let Ok(stat) = std::fs::read_to_string(path.join("stat")) else {
+            continue;
+        };
+        let Some((name, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        // The parent is the second field after the name.
+        if rest.split_whitespace().nth(1) != Some(me.as_str()) {
+            continue;
+        }
+        match name.contains("byre-standin") {
+            true => clis += 1,
+            false => others += 1,
+        }
+    }
+    (clis, others)
+}
+
 fn resident_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .unwrap_or_default()

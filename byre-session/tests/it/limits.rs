@@ -117,7 +117,11 @@ async fn a_turn_says_what_each_subagent_cost() {
     // call or not: the CLI's accounting of a subagent ends before or after it writes the result.
     let tokens: Vec<_> = cost.tokens.values().copied().collect();
     assert_eq!((tokens[0].input, tokens[0].output), (100, 10), "{cost:?}");
-    let usage = output.result.model_usage_since_last_result.as_ref().unwrap();
+    let usage = output
+        .result
+        .model_usage_since_last_result
+        .as_ref()
+        .unwrap();
     let (model_cost, model_input) = usage.values().fold((0.0, 0), |(cost, input), usage| {
         let usd = usage.cost_usd.as_ref().and_then(|n| n.as_f64()).unwrap();
         (cost + usd, input + usage.input_tokens.unwrap())
