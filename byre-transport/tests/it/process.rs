@@ -576,11 +576,7 @@ async fn the_watchdog_of_a_killed_host_ends_everything_the_cli_started() {
     let (mut cli, mut grandchild, mut daemon) = (None, None, None);
     let pid = |line: &str, prefix: &str| line.strip_prefix(prefix)?.trim().parse::<u32>().ok();
     while cli.is_none() || grandchild.is_none() || daemon.is_none() {
-        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
-            .await
-            .expect("the host says what runs")
-            .unwrap()
-            .expect("the host runs on");
+        let line = host_line(&mut lines).await;
         cli = cli.or(pid(&line, "cli "));
         grandchild = grandchild.or(pid(&line, "grandchild "));
         daemon = daemon.or(pid(&line, "daemon "));
@@ -628,11 +624,7 @@ async fn the_watchdog_of_a_killed_host_removes_its_scratch_folders() {
         .expect("the host starts");
     let mut lines = tokio::io::BufReader::new(host.stderr.take().unwrap()).lines();
     loop {
-        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
-            .await
-            .expect("the host says what runs")
-            .unwrap()
-            .expect("the host runs on");
+        let line = host_line(&mut lines).await;
         if line.starts_with("cli ") {
             break;
         }
@@ -672,11 +664,7 @@ async fn one_watchdog_ends_every_cli_of_a_killed_host() {
     let mut lines = tokio::io::BufReader::new(host.stderr.take().unwrap()).lines();
     let (mut clis, mut stopped) = (Vec::new(), Vec::new());
     loop {
-        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
-            .await
-            .expect("the host says what runs")
-            .unwrap()
-            .expect("the host runs on");
+        let line = host_line(&mut lines).await;
         if let Some(pid) = line.strip_prefix("cli ") {
             clis.push(pid.trim().parse::<u32>().unwrap());
         } else if let Some(pid) = line.strip_prefix("stopped ") {
@@ -719,4 +707,16 @@ fn group_of(pid: u32) -> Option<u32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let (_, rest) = stat.rsplit_once(')')?;
     rest.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// The next line a `--host` stand-in writes on stderr (within 20 s).
+#[cfg(target_os = "linux")]
+async fn host_line(
+    lines: &mut tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStderr>>,
+) -> String {
+    tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("the host says what runs")
+        .unwrap()
+        .expect("the host runs on")
 }
