@@ -20,9 +20,10 @@
 //! - `baseline`: another build of `byre` (`BYRE_BENCH_BASELINE`), as `byre run`.
 //!
 //! Three scenarios: a steady 100 lines a second, 1,000 lines a second, and a burst of 1,000
-//! lines back to back. Each round runs every contender once in each scenario; the report gives
-//! each run's first line, p50, p90, p99 and max, and, over all rounds, each contender's p99 and
-//! max. `BYRE_BENCH_ROUNDS` (3) changes the count.
+//! lines back to back. Each round runs every contender `BYRE_BENCH_RUNS` times (5) in each
+//! scenario, the contenders taking turns, and reports the medians of the runs' first line, p50,
+//! p90, p99 and max; over all rounds, each contender's p99 and max of every line.
+//! `BYRE_BENCH_ROUNDS` (3) changes the count of rounds.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -286,6 +287,15 @@ impl Contender {
     }
 }
 
+/// The median of each of the runs' five figures.
+fn medians(summaries: &[[f64; 5]]) -> [f64; 5] {
+    std::array::from_fn(|i| {
+        let mut column: Vec<f64> = summaries.iter().map(|s| s[i]).collect();
+        column.sort_by(f64::total_cmp);
+        column[column.len() / 2]
+    })
+}
+
 /// First line, p50, p90, p99 and max of one run, in microseconds.
 fn summary(latencies: &[f64]) -> [f64; 5] {
     let mut sorted = latencies.to_vec();
@@ -334,27 +344,39 @@ fn compare() {
             ],
         ));
     }
-    let rounds = std::env::var("BYRE_BENCH_ROUNDS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(3);
+    let count = |name: &str, default: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(default)
+    };
+    let rounds = count("BYRE_BENCH_ROUNDS", 3);
+    let runs = count("BYRE_BENCH_RUNS", 5).max(1);
     eprintln!(
-        "{} cores; microseconds from the stand-in's write to the consumer's message",
+        "{} cores; microseconds from the stand-in's write to the consumer's message; \
+         medians of {runs} runs",
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     eprintln!("round | scenario | consumer | first line | p50 | p90 | p99 | max");
     let mut all = vec![vec![Vec::new(); contenders.len()]; SCENARIOS.len()];
     for round in 1..=rounds {
         for (s, (scenario, lines, rate)) in SCENARIOS.iter().enumerate() {
+            // The contenders take turns run by run, so drift reaches them alike.
+            let mut summaries = vec![Vec::with_capacity(runs); contenders.len()];
+            for _ in 0..runs {
+                for (c, contender) in contenders.iter().enumerate() {
+                    let latencies = contender.run(&me, *lines, *rate);
+                    summaries[c].push(summary(&latencies));
+                    all[s][c].extend(latencies);
+                }
+            }
             for (c, contender) in contenders.iter().enumerate() {
-                let latencies = contender.run(&me, *lines, *rate);
-                let [first, p50, p90, p99, max] = summary(&latencies);
+                let [first, p50, p90, p99, max] = medians(&summaries[c]);
                 eprintln!(
                     "{round} | {scenario} | {} | {first:.0} | {p50:.0} | {p90:.0} | {p99:.0} | \
                      {max:.0}",
                     contender.name()
                 );
-                all[s][c].extend(latencies);
             }
         }
     }

@@ -19,8 +19,12 @@
 //! The SDKs' times are taken inside their process (their interpreter's start and import not
 //! counted); the SDKs run as they do by default (the Python SDK asks the CLI its version first).
 //! Each round runs every contender `BYRE_BENCH_RUNS` times (5) and reports medians;
-//! `BYRE_BENCH_ROUNDS` (3) rounds. Both SDKs run the CLI with an empty system prompt by default,
-//! byre with the CLI's own: `BYRE_BENCH_EMPTY_SYSTEM_PROMPT=1` gives byre's sessions the SDKs'.
+//! `BYRE_BENCH_ROUNDS` (3) rounds, the contenders taking turns.
+//!
+//! The system prompt is the same for all: by default the empty one the library and both SDKs
+//! start with (`byre run`, which keeps the CLI's own, is given `--system-prompt ""`), and with
+//! `BYRE_BENCH_CLI_SYSTEM_PROMPT=1` the CLI's own (Claude Code's; the library's
+//! `cli_system_prompt`, the SDKs' `claude_code` preset, `byre run` as it is).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -111,9 +115,9 @@ impl Contender {
                 command
                     .args(["run", "--output", "json", "--claude"])
                     .arg(cli)
-                    .args(match empty_system_prompt() {
-                        true => &["--system-prompt", ""][..],
-                        false => &[],
+                    .args(match cli_system_prompt() {
+                        true => &[][..],
+                        false => &["--system-prompt", ""],
                     })
                     .arg("hello")
                     .stdin(Stdio::null())
@@ -159,15 +163,15 @@ impl Contender {
     }
 }
 
-/// `BYRE_BENCH_EMPTY_SYSTEM_PROMPT=1`: byre runs the CLI with an empty system prompt, as both
-/// SDKs do by default (byre's default is the CLI's own).
-fn empty_system_prompt() -> bool {
-    std::env::var_os("BYRE_BENCH_EMPTY_SYSTEM_PROMPT").is_some_and(|v| v == "1")
+/// `BYRE_BENCH_CLI_SYSTEM_PROMPT=1`: every contender runs the CLI with its own system prompt,
+/// not the empty one the library and both SDKs start with.
+fn cli_system_prompt() -> bool {
+    std::env::var_os("BYRE_BENCH_CLI_SYSTEM_PROMPT").is_some_and(|v| v == "1")
 }
 
 fn tweak(options: byre_session::Options) -> byre_session::Options {
-    match empty_system_prompt() {
-        true => options.system_prompt(""),
+    match cli_system_prompt() {
+        true => options.cli_system_prompt(),
         false => options,
     }
 }
@@ -192,11 +196,21 @@ async fn compare() {
         Contender::ByreRun(PathBuf::from(env!("CARGO_BIN_EXE_byre"))),
     ];
     let benches = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches");
+    let prompt = match cli_system_prompt() {
+        true => "cli",
+        false => "empty",
+    };
     if let Some(python) = std::env::var_os("BYRE_BENCH_PYTHON").filter(|p| !p.is_empty()) {
         let script = path(&benches.join("startup_python.py"));
         for (name, mode) in [("python cold", "cold"), ("python warm", "warm")] {
             let python = python.to_string_lossy().into_owned();
-            let argv = vec![python, script.clone(), cli.clone(), mode.into()];
+            let argv = vec![
+                python,
+                script.clone(),
+                cli.clone(),
+                mode.into(),
+                prompt.into(),
+            ];
             contenders.push(Contender::Script(name, argv));
         }
     }
@@ -204,7 +218,14 @@ async fn compare() {
         let script = path(&benches.join("startup_ts.mjs"));
         for (name, mode) in [("ts cold", "cold"), ("ts warm", "warm")] {
             let sdk = sdk.to_string_lossy().into_owned();
-            let argv = vec!["node".into(), script.clone(), sdk, cli.clone(), mode.into()];
+            let argv = vec![
+                "node".into(),
+                script.clone(),
+                sdk,
+                cli.clone(),
+                mode.into(),
+                prompt.into(),
+            ];
             contenders.push(Contender::Script(name, argv));
         }
     }

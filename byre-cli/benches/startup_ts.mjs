@@ -2,16 +2,20 @@
 //
 // Started by `cargo bench -p byre-cli --bench startup` in the offline environment (the fake
 // model's address and a scratch home in its environment, which the CLI inherits). Usage: node
-// startup_ts.mjs SDK_ENTRY CLI cold|warm. Cold: `query()`, the time from the call to its
+// startup_ts.mjs SDK_ENTRY CLI cold|warm empty|cli (the SDK's default empty system prompt, or the
+// CLI's own: its `claude_code` preset). Cold: `query()`, the time from the call to its
 // `initializationResult()` (ready) and to its first `result` message. Warm: `startup()` first
 // (the SDK's pre-warm: the CLI started and initialized), then `query()` on the warm handle; the
 // times run from that call. Prints `ready_ms X first_ms Y`. Times are taken inside the
 // process: node's start and the SDK's import are not counted.
 import { pathToFileURL } from "node:url";
 
-const [entry, cli, mode] = process.argv.slice(2);
+const [entry, cli, mode, prompt] = process.argv.slice(2);
 const sdk = await import(pathToFileURL(entry).href);
 const options = { pathToClaudeCodeExecutable: cli };
+if (prompt === "cli") {
+  options.systemPrompt = { type: "preset", preset: "claude_code" };
+}
 const ms = (from) => Number(process.hrtime.bigint() - from) / 1e6;
 
 let start;

@@ -286,7 +286,9 @@ impl SessionArgs {
     ) -> Result<Options, CliError> {
         // A terminal has no one to ask: `byre run` runs every tool unless told otherwise.
         let mode = self.permission_mode.clone();
+        // A terminal tool, like the CLI's own `-p`: Claude Code's system prompt unless replaced.
         let mut options = Options::new()
+            .cli_system_prompt()
             .program(program)
             .permission_mode(mode.unwrap_or_else(|| PermissionMode::BYPASS_PERMISSIONS.to_string()))
             .cwd(self.working_dir()?)

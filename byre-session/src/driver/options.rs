@@ -16,8 +16,10 @@ use serde_json::Value;
 /// How to start a session.
 ///
 /// A builder: start from [`Options::new`] and chain setters; what is not set is the CLI's own
-/// default. The guide's `docs/driving.md` lists the setters by what they serve, and
-/// `docs/sdk-options.md` gives byre's name for each option of the official SDKs.
+/// default, but for the system prompt: empty unless given, as with the official SDKs
+/// ([`Options::cli_system_prompt`] keeps the CLI's own). The guide's `docs/driving.md` lists
+/// the setters by what they serve, and `docs/sdk-options.md` gives byre's name for each option
+/// of the official SDKs.
 ///
 /// ```no_run
 /// use byre_session::{Claude, Options};
@@ -84,6 +86,9 @@ pub struct Options {
     pub(super) verbatim_prompts: bool,
     pub(super) skills: Option<super::settings::Skills>,
     pub(super) system_prompt_file: Option<PathBuf>,
+    /// The CLI keeps its own system prompt ([`Options::cli_system_prompt`]) when none is
+    /// given; otherwise the session starts with an empty one, as the official SDKs do.
+    pub(super) cli_system_prompt: bool,
     pub(super) hooks: Vec<(Hook, HookHandler)>,
     pub(super) handlers: HashMap<&'static str, RequestHandler>,
     pub(super) mcp_servers: Vec<String>,

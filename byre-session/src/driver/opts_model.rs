@@ -9,16 +9,30 @@ use std::path::PathBuf;
 
 impl Options {
     /// The system prompt, replacing the CLI's own (sent in `initialize`, or as
-    /// `--system-prompt`, see [`Options::delivery`]).
+    /// `--system-prompt`, see [`Options::delivery`]). Without it, a session starts with an
+    /// empty system prompt, as with the official SDKs, unless [`Options::cli_system_prompt`]
+    /// keeps the CLI's own.
     pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
         self.launch.system_prompt = Some(prompt.into());
         self
     }
 
-    /// Text appended to the CLI's own system prompt (sent in `initialize`, or as
-    /// `--append-system-prompt`, see [`Options::delivery`]).
+    /// Keeps the CLI's own system prompt (Claude Code's: its tools' conventions, the working
+    /// directory, git status, the date), where a session otherwise starts with an empty one, as
+    /// with the official SDKs (their `preset: claude_code`). [`Options::system_prompt`] still
+    /// replaces it. `byre run` and `byre chat` keep it.
+    pub fn cli_system_prompt(mut self) -> Self {
+        self.cli_system_prompt = true;
+        self
+    }
+
+    /// Text appended to the system prompt (sent in `initialize`, or as
+    /// `--append-system-prompt`, see [`Options::delivery`]): to the one given with
+    /// [`Options::system_prompt`], else to the CLI's own (this keeps it, as
+    /// [`Options::cli_system_prompt`] does).
     pub fn append_system_prompt(mut self, prompt: impl Into<String>) -> Self {
         self.launch.append_system_prompt = Some(prompt.into());
+        self.cli_system_prompt = true;
         self
     }
 
@@ -135,9 +149,11 @@ impl Options {
 
     /// Leaves the dynamic sections (working directory, git status, date) out of the CLI's
     /// system prompt, so it stays the same between sessions and caches
-    /// (`initialize.excludeDynamicSections`).
+    /// (`initialize.excludeDynamicSections`). This keeps the CLI's own system prompt, as
+    /// [`Options::cli_system_prompt`] does.
     pub fn exclude_dynamic_sections(mut self) -> Self {
         self.initialize.exclude_dynamic_sections = Some(true);
+        self.cli_system_prompt = true;
         self
     }
 

@@ -140,8 +140,9 @@ impl Options {
     }
 
     /// Reads the files named with [`Options::settings_file`] and
-    /// [`Options::system_prompt_file`] into the options, and turns [`Options::skills`] into
-    /// rules.
+    /// [`Options::system_prompt_file`] into the options, gives the session an empty system
+    /// prompt when none was given and the CLI's own is not kept, and turns
+    /// [`Options::skills`] into rules.
     pub(super) fn read_files(&mut self) -> Result<(), String> {
         if let Some(path) = self.settings_file.take() {
             let text = std::fs::read_to_string(&path)
@@ -155,6 +156,9 @@ impl Options {
             let text = std::fs::read_to_string(&path)
                 .map_err(|e| format!("system prompt file {}: {e}", path.display()))?;
             self.launch.system_prompt = Some(text);
+        }
+        if self.launch.system_prompt.is_none() && !self.cli_system_prompt {
+            self.launch.system_prompt = Some(String::new());
         }
         if let Some(skills) = self.skills.take() {
             for rule in skills.rules()? {

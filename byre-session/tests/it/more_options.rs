@@ -368,7 +368,7 @@ async fn excluding_dynamic_sections_keeps_the_session_out_of_the_system_prompt()
             if exclude {
                 o.exclude_dynamic_sections()
             } else {
-                o
+                o.cli_system_prompt()
             }
         })
         .await;
@@ -434,15 +434,25 @@ async fn the_debug_log_goes_to_the_stderr_callback() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_empty_system_prompt_replaces_the_clis_own() {
-    let (model, _env) = one(|o| o).await;
-    let default = model.message_requests()[0].body["system"].to_string();
-    assert!(
-        default.contains("# Memory"),
-        "the CLI's own prompt by default"
-    );
-    let (model, _env) = one(|o| o.system_prompt("")).await;
-    let empty = model.message_requests()[0].body["system"].to_string();
-    assert!(!empty.contains("# Memory"), "{empty}");
-    assert!(empty.len() < default.len() / 4, "{empty}");
+async fn a_session_has_an_empty_system_prompt_unless_it_keeps_the_clis_own() {
+    let (model, _env) = one(|o| o.cli_system_prompt()).await;
+    let own = model.message_requests()[0].body["system"].to_string();
+    assert!(own.contains("# Memory"), "the CLI's own prompt when kept");
+    for (name, set) in [
+        ("by default", (|o| o) as fn(Options) -> Options),
+        ("given empty", |o| o.system_prompt("")),
+        ("given empty after keeping", |o| {
+            o.cli_system_prompt().system_prompt("")
+        }),
+    ] {
+        let (model, _env) = one(set).await;
+        let empty = model.message_requests()[0].body["system"].to_string();
+        assert!(!empty.contains("# Memory"), "{name}: {empty}");
+        assert!(empty.len() < own.len() / 4, "{name}: {empty}");
+    }
+    // Appending keeps the CLI's own prompt, with the text after it.
+    let (model, _env) = one(|o| o.append_system_prompt("Answer like a cow.")).await;
+    let appended = model.message_requests()[0].body["system"].to_string();
+    assert!(appended.contains("# Memory"), "{appended}");
+    assert!(appended.contains("Answer like a cow."), "{appended}");
 }
