@@ -8,7 +8,10 @@
 //!
 //! - `library cold`: `Claude::start` (the CLI started, `initialize` answered: ready), then the
 //!   first `result`, in this process;
-//! - `library warm`: `Pool::take` from a pool of one whose session waits ready, then the result;
+//! - `library warm`: `Pool::take` from a pool of one whose session waits ready, then the result
+//!   (the pool starts the next session meanwhile);
+//! - `library started`: a session started with `Claude::start` before the time measured, as the
+//!   SDKs' warm ones are (and no other starting);
 //! - `byre run`: the whole `byre run --output json` process, from its start to the `result`
 //!   line on its stdout (ready is not seen from outside);
 //! - `python cold` / `python warm`: the official Python SDK's `ClaudeSDKClient`, connected in
@@ -69,6 +72,7 @@ async fn first_result(claude: &Claude, events: &mut Events) {
 enum Contender {
     LibraryCold,
     LibraryWarm,
+    LibraryStarted,
     ByreRun(PathBuf),
     /// A script printing `ready_ms X first_ms Y`, and its command line.
     Script(&'static str, Vec<String>),
@@ -79,6 +83,7 @@ impl Contender {
         match self {
             Contender::LibraryCold => "library cold",
             Contender::LibraryWarm => "library warm",
+            Contender::LibraryStarted => "library started",
             Contender::ByreRun(_) => "byre run",
             Contender::Script(name, _) => name,
         }
@@ -108,6 +113,15 @@ impl Contender {
                 let first = start.elapsed();
                 claude.close().await.expect("closes");
                 (Some(ready), first)
+            }
+            Contender::LibraryStarted => {
+                // Warm as the SDKs' are: one session started before, and no other.
+                let (claude, mut events) = Claude::start(options).await.expect("starts");
+                let start = Instant::now();
+                first_result(&claude, &mut events).await;
+                let first = start.elapsed();
+                claude.close().await.expect("closes");
+                (Some(Duration::ZERO), first)
             }
             Contender::ByreRun(byre) => {
                 let cli = options.launch().program.clone().expect("the CLI's path");
@@ -193,6 +207,7 @@ async fn compare() {
     let mut contenders = vec![
         Contender::LibraryCold,
         Contender::LibraryWarm,
+        Contender::LibraryStarted,
         Contender::ByreRun(PathBuf::from(env!("CARGO_BIN_EXE_byre"))),
     ];
     let benches = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches");
