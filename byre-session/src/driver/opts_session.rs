@@ -141,7 +141,8 @@ impl Options {
 
     /// Reads the files named with [`Options::settings_file`] and
     /// [`Options::system_prompt_file`] into the options, gives the session an empty system
-    /// prompt when none was given and the CLI's own is not kept, and turns
+    /// prompt when none was given (nor passed with [`Options::extra_arg`]) and the CLI's own
+    /// is not kept, and turns
     /// [`Options::skills`] into rules.
     pub(super) fn read_files(&mut self) -> Result<(), String> {
         if let Some(path) = self.settings_file.take() {
@@ -157,7 +158,12 @@ impl Options {
                 .map_err(|e| format!("system prompt file {}: {e}", path.display()))?;
             self.launch.system_prompt = Some(text);
         }
-        if self.launch.system_prompt.is_none() && !self.cli_system_prompt {
+        // A prompt flag passed as an extra argument is the program's choice too.
+        let prompt_flag = self.launch.extra_args.iter().any(|(flag, _)| {
+            let flag = flag.trim_start_matches('-');
+            flag.starts_with("system-prompt") || flag == "append-system-prompt"
+        });
+        if self.launch.system_prompt.is_none() && !self.cli_system_prompt && !prompt_flag {
             self.launch.system_prompt = Some(String::new());
         }
         if let Some(skills) = self.skills.take() {
@@ -171,5 +177,34 @@ impl Options {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Options;
+
+    /// The system prompt the CLI is given once the options are read at start.
+    fn settled(options: Options) -> Option<String> {
+        let mut options = options;
+        options.read_files().expect("nothing to read");
+        options.launch.system_prompt
+    }
+
+    #[test]
+    fn the_system_prompt_is_empty_unless_given_or_the_clis_own_is_kept() {
+        assert_eq!(settled(Options::new()).as_deref(), Some(""));
+        assert_eq!(
+            settled(Options::new().system_prompt("Be brief.")).as_deref(),
+            Some("Be brief.")
+        );
+        assert_eq!(settled(Options::new().cli_system_prompt()), None);
+        assert_eq!(
+            settled(Options::new().append_system_prompt("And kind.")),
+            None
+        );
+        assert_eq!(settled(Options::new().exclude_dynamic_sections()), None);
+        let flag = Options::new().extra_arg("--system-prompt-file", Some("prompt.md".into()));
+        assert_eq!(settled(flag), None);
     }
 }
