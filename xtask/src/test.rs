@@ -1,8 +1,8 @@
 //! `cargo xtask test`: everything CI checks, in order, stopping at the first failure: format,
 //! lints, the API docs' links, the sans-IO core built without tokio, the published crates
 //! packaged, the whole suite on the pinned CLI (keeping every session's transcript), the strict
-//! replay of the recordings and of those transcripts, then the whole suite once
-//! more on each older CLI of the matrix, whose drift (what byre does not model there) is summed
+//! replay of the recordings and of those transcripts, then the suite's tests (not the doc
+//! tests) once more on each older CLI of the matrix, whose drift (what byre does not model there) is summed
 //! up rather than failed. Each step's time is printed as it ends.
 
 use std::collections::BTreeMap;
@@ -146,9 +146,10 @@ fn matrix(cargo: &str, root: &Path, version: &str) -> Result<bool, String> {
         }
         _ => {}
     }
-    // The whole suite: the real-CLI tests are in byre-e2e, byre-session, byre-cli and
-    // byre-testkit, and the rest is quick.
-    let args = ["test", "--workspace"];
+    // The suite's tests without the doc tests (which never start the CLI): the real-CLI tests
+    // are in byre-e2e, byre-session, byre-cli and byre-testkit, and the rest is quick. The
+    // packages stay the workspace's, so nothing is built again with other features.
+    let args = ["test", "--workspace", "--tests"];
     eprintln!(
         "xtask test: matrix {version}: BYRE_CLAUDE_BIN={} cargo {}",
         bin.display(),
