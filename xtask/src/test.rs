@@ -2,8 +2,8 @@
 //! lints, the API docs' links, the sans-IO core built without tokio, the published crates
 //! packaged, the whole suite on the pinned CLI (keeping every session's transcript), the strict
 //! replay of the recordings and of those transcripts, then the suite's tests (not the doc
-//! tests) once more on each older CLI of the matrix, whose drift (what byre does not model there) is summed
-//! up rather than failed. Each step's time is printed as it ends.
+//! tests) once more on each older CLI of the matrix, whose drift (what byre does not model
+//! there) is summed up rather than failed. Each step's time is printed as it ends.
 
 use std::collections::BTreeMap;
 use std::path::Path;
