@@ -25,12 +25,15 @@
 //! p90, p99 and max; over all rounds, each contender's p99 and max of every line.
 //! `BYRE_BENCH_ROUNDS` (3) changes the count of rounds.
 
+mod support;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
 use byre_proto::{CliMessage, ContentBlock};
 use byre_session::{Claude, Event, Options, StreamExt};
+use support::env_count;
 
 /// The stand-in's variable: how many stamped lines to write for each prompt.
 const LINES_VAR: &str = "BYRE_LATENCY_LINES";
@@ -344,14 +347,8 @@ fn compare() {
             ],
         ));
     }
-    let count = |name: &str, default: usize| {
-        std::env::var(name)
-            .ok()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(default)
-    };
-    let rounds = count("BYRE_BENCH_ROUNDS", 3);
-    let runs = count("BYRE_BENCH_RUNS", 5).max(1);
+    let rounds = env_count("BYRE_BENCH_ROUNDS", 3);
+    let runs = env_count("BYRE_BENCH_RUNS", 5).max(1);
     eprintln!(
         "{} cores; microseconds from the stand-in's write to the consumer's message; \
          medians of {runs} runs",

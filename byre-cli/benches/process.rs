@@ -24,12 +24,15 @@
 //! under its default 64 MiB line limit. `BYRE_BENCH_ROUNDS` (3) and `BYRE_BENCH_RUNS` (5 for
 //! byre and the pipe, half that for the SDKs) change the counts.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use byre_testkit::corpus::CorpusStream;
+use support::env_count;
 
 /// The stream's size.
 const STREAM_BYTES: usize = 50 * 1024 * 1024;
@@ -115,13 +118,6 @@ struct Contender {
     name: &'static str,
     command: Vec<String>,
     runs: usize,
-}
-
-fn env_count(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 fn compare() {

@@ -29,6 +29,8 @@
 //! `BYRE_BENCH_CLI_SYSTEM_PROMPT=1` the CLI's own (Claude Code's; the library's
 //! `cli_system_prompt`, the SDKs' `claude_code` preset, `byre run` as it is).
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -36,17 +38,11 @@ use std::time::{Duration, Instant};
 use byre_proto::CliMessage;
 use byre_session::{Claude, Event, Events, Pool, StreamExt};
 use byre_testkit::{ClaudeEnv, FakeModel, Reply, Rule, Script};
+use support::env_count;
 use tokio::io::AsyncBufReadExt;
 
 /// One start: the time to ready (when it can be seen) and to the first result.
 type Timing = (Option<Duration>, Duration);
-
-fn env_count(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn main() {
     if std::env::args().any(|a| a == "--list") {
@@ -66,6 +62,16 @@ async fn first_result(claude: &Claude, events: &mut Events) {
         }
     }
     panic!("the session ended before its result");
+}
+
+/// The timing of a session ready at this moment, timed from `start`: ready now, then its first
+/// result; the session is closed after.
+async fn answered(start: Instant, (claude, mut events): (Claude, Events)) -> Timing {
+    let ready = start.elapsed();
+    first_result(&claude, &mut events).await;
+    let first = start.elapsed();
+    claude.close().await.expect("closes");
+    (Some(ready), first)
 }
 
 /// A way to start a session and get its first answer.
@@ -94,12 +100,8 @@ impl Contender {
         match self {
             Contender::LibraryCold => {
                 let start = Instant::now();
-                let (claude, mut events) = Claude::start(options).await.expect("starts");
-                let ready = start.elapsed();
-                first_result(&claude, &mut events).await;
-                let first = start.elapsed();
-                claude.close().await.expect("closes");
-                (Some(ready), first)
+                let session = Claude::start(options).await.expect("starts");
+                answered(start, session).await
             }
             Contender::LibraryWarm => {
                 // Warm: the pool's session waits ready, as between jobs.
@@ -107,21 +109,13 @@ impl Contender {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
                 let start = Instant::now();
-                let (claude, mut events) = pool.take().await.expect("a session");
-                let ready = start.elapsed();
-                first_result(&claude, &mut events).await;
-                let first = start.elapsed();
-                claude.close().await.expect("closes");
-                (Some(ready), first)
+                let session = pool.take().await.expect("a session");
+                answered(start, session).await
             }
             Contender::LibraryStarted => {
                 // Warm as the SDKs' are: one session started before, and no other.
-                let (claude, mut events) = Claude::start(options).await.expect("starts");
-                let start = Instant::now();
-                first_result(&claude, &mut events).await;
-                let first = start.elapsed();
-                claude.close().await.expect("closes");
-                (Some(Duration::ZERO), first)
+                let session = Claude::start(options).await.expect("starts");
+                answered(Instant::now(), session).await
             }
             Contender::ByreRun(byre) => {
                 let cli = options.launch().program.clone().expect("the CLI's path");

@@ -172,7 +172,6 @@ fn cpu_time() -> Duration {
     Duration::from_millis(ticks * 10)
 }
 
-/// This process's resident set (`VmRSS`), in bytes.
 /// This process's open descriptors.
 fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd")
@@ -216,6 +215,7 @@ fn children() -> (usize, usize) {
     (clis, others)
 }
 
+/// This process's resident set (`VmRSS`), in bytes.
 fn resident_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .unwrap_or_default()
